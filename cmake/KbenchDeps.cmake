@@ -1,0 +1,11 @@
+# Third-party packages (Debian 12: see scripts/deps.sh).
+find_package(Threads REQUIRED)
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
+find_package(absl CONFIG REQUIRED)
+find_package(spdlog CONFIG REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)
+find_package(nlohmann_json CONFIG REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(OpenSSL REQUIRED)
+find_program(KBENCH_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)

@@ -1,0 +1,1 @@
+// Intentionally empty: keeps a library with no sources yet buildable.

@@ -1,0 +1,1 @@
+int KbTestUtilPlaceholder() { return 0; }
