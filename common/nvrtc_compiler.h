@@ -50,9 +50,13 @@ class NvrtcCompiler {
   // Compiles `source` (named `filename` in diagnostics) for `arch`.
   // report fields set: success, arch, options, nvrtc_version, digest
   // (= CacheKey), compile_ms, diagnostics, log (trimmed: see TrimLog),
-  // kernels (from the ptxas info lines), cubin_bytes. InvalidArgument for an
-  // arch that is not "sm_" followed by digits; Internal for NVRTC failures
-  // that are not the source's fault.
+  // kernels (from the ptxas info lines), cubin_bytes. A failed compile always
+  // has at least one "error" diagnostic (ptxas may fail silently, e.g. on
+  // static shared memory over 48 KiB; one is then synthesized, at line 0).
+  // InvalidArgument for an arch that is not "sm_" followed by digits and an
+  // optional "a" (sm_90, sm_90a), or for a source holding a NUL byte;
+  // Internal for NVRTC failures that are not the source's fault (invalid
+  // option, out of memory...), with NVRTC's error string and log.
   absl::StatusOr<CompileOutput> Compile(absl::string_view source,
                                         absl::string_view filename,
                                         absl::string_view arch) const;
@@ -62,8 +66,14 @@ class NvrtcCompiler {
 };
 
 // Parses NVRTC's "file(LINE): error: MESSAGE" lines (also "warning",
-// "remark", "catastrophic error" as "error").
-std::vector<v1::Diagnostic> ParseNvrtcDiagnostics(absl::string_view log);
+// "warning #177-D", "remark", "catastrophic error" as "error"), and the
+// line-less "nvrtc: error: ..." and "ptxas error   : ..." lines (line 0).
+// Source excerpt lines and "N errors detected ..." summaries are skipped.
+// When `filename` is given, a diagnostic located in another file (a header)
+// gets that location prefixed to its message and line 0, or the line of a
+// following "detected during instantiation ... at line N of <filename>".
+std::vector<v1::Diagnostic> ParseNvrtcDiagnostics(
+    absl::string_view log, absl::string_view filename = "");
 
 // Parses ptxas -v output ("Compiling entry function 'NAME' for 'sm_90'",
 // "Used N registers, used B barriers, S bytes smem, C bytes cmem[0]",
@@ -71,9 +81,11 @@ std::vector<v1::Diagnostic> ParseNvrtcDiagnostics(absl::string_view log);
 // one entry per kernel, in order of appearance.
 std::vector<v1::KernelResources> ParsePtxasInfo(absl::string_view log);
 
-// The log without ptxas info lines, cut after `max_errors` errors (keeping
-// each error's source excerpt lines) and to at most `max_bytes`, ending with
-// "... (N more errors)" when cut.
+// The log without ptxas info lines (resources, "Compile time"; they are in
+// report.kernels), cut after `max_errors` errors (keeping each error's
+// source excerpt lines) and to at most `max_bytes` (whole lines), ending with
+// "... (N more errors)" when errors were cut ("... (1 more error)", or
+// "... (log truncated)" when only non-error lines were).
 std::string TrimLog(absl::string_view log, int max_errors = 10,
                     size_t max_bytes = 8192);
 
