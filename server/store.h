@@ -1,5 +1,7 @@
 // Store: kbd's embedded SQLite database (WAL mode) for jobs, kernel sources,
 // compiled cubins (the persistent compile cache), sessions and their turns.
+// Implemented in store.cc (jobs, sources, compile cache) and
+// store_sessions.cc (sessions, turns); the schema is in store_schema.h.
 //
 // Ownership: owns one sqlite3 connection, closed by the destructor.
 // Thread safety: every method is safe to call from many threads; calls are
@@ -58,7 +60,7 @@ class Store {
   absl::StatusOr<v1::KernelRequest> GetJobRequest(const std::string& id);
 
   struct JobQuery {
-    int page_size = 20;      // 1..200; other values are clamped.
+    int page_size = 20;      // 1..200; 0 means 20; others are clamped.
     std::string page_token;  // Opaque; from the previous page. "" = first.
     std::string session_id;  // Filter when non-empty.
     v1::Stage stage = v1::STAGE_UNSPECIFIED;  // Filter when set.
@@ -97,16 +99,20 @@ class Store {
   absl::Status TouchSession(const std::string& id, const std::string& problem,
                             int64_t now_unix_ms);
   // Appends a turn: assigns seq = previous max + 1 within the session,
-  // touches the session and bumps its turn count. Returns the stored turn.
+  // touches the session (creating it, as TouchSession does, if missing) and
+  // bumps its turn count, in one transaction. A created_unix_ms of 0 is set
+  // to now. Returns the stored turn.
   absl::StatusOr<v1::Turn> AppendTurn(const v1::Turn& turn);
-  // Sets the session's status ("open", "submitted", "closed").
+  // Sets the session's status ("open", "submitted", "closed"; anything else
+  // is InvalidArgument). NotFound: "no session 'ID'".
   absl::Status SetSessionStatus(const std::string& id,
                                 const std::string& status);
   // NotFound: "no session 'ID'".
   absl::StatusOr<v1::Session> GetSession(const std::string& id);
-  // Newest first (updated time), at most `limit`.
+  // Newest first (updated time), at most `limit` (InvalidArgument if
+  // limit <= 0).
   absl::StatusOr<std::vector<v1::Session>> ListSessions(int limit);
-  // In seq order.
+  // In seq order; empty for an unknown session.
   absl::StatusOr<std::vector<v1::Turn>> ListTurns(
       const std::string& session_id);
 
