@@ -1,9 +1,12 @@
-# kbench_proto_library(NAME PROTOS a.proto b.proto ... GRPC a.proto ...)
+# kbench_proto_library(NAME [ROOT dir] PROTOS a.proto ... GRPC a.proto ...)
 # Generates C++ for every proto (and gRPC stubs for those under GRPC) into
-# the build tree, with include paths rooted at proto/.
+# the build tree, with include paths rooted at ROOT (default proto/).
 function(kbench_proto_library name)
-  cmake_parse_arguments(ARG "" "" "PROTOS;GRPC" ${ARGN})
+  cmake_parse_arguments(ARG "" "ROOT" "PROTOS;GRPC" ${ARGN})
   set(root ${CMAKE_SOURCE_DIR}/proto)
+  if(ARG_ROOT)
+    set(root ${ARG_ROOT})
+  endif()
   set(out ${CMAKE_BINARY_DIR}/gen)
   file(MAKE_DIRECTORY ${out})
   set(srcs)

@@ -1,1 +1,202 @@
-int main() { return 0; }  // placeholder until the real main lands
+// kbd: the kbench server. Serves kbench.v1.Kbench (agent tools and jobs)
+// and kbench.v1.WorkerService (for kbworker) over gRPC, with the health and
+// reflection services; keeps jobs, sources, the compile cache and sessions
+// in an embedded SQLite database under --data-dir; optionally starts one
+// local kbworker per GPU.
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include "CLI/CLI.hpp"
+#include "common/logging.h"
+#include "common/nvrtc_compiler.h"
+#include "common/paths.h"
+#include "server/compile_service.h"
+#include "server/job_service.h"
+#include "server/job_table.h"
+#include "server/kbench_grpc_service.h"
+#include "server/local_workers.h"
+#include "server/problem_registry.h"
+#include "server/scheduler.h"
+#include "server/store.h"
+#include "server/worker_grpc_service.h"
+#include "server/worker_registry.h"
+#include "spdlog/spdlog.h"
+
+namespace {
+
+struct Flags {
+  std::string listen = "127.0.0.1:50051";
+  std::string data_dir = kbench::DefaultDataDir();
+  std::string problems_dir;
+  std::string local_worker = "off";
+  int compile_threads = 0;
+  std::string worker_binary = kbench::ExeDir() + "/kbworker";
+  std::string runner_binary = kbench::ExeDir() + "/kbrunner";
+  std::string port_file;
+  std::string log_level = "info";
+  int lease_ttl_ms = 10000;
+  int no_worker_timeout_ms = 60000;
+  int timing_max_time_ms = 1000;
+};
+
+int Run(const Flags& flags) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(flags.data_dir, ec);
+  if (ec) {
+    spdlog::error("cannot create data directory {}: {}", flags.data_dir,
+                  std::string(ec.message()));
+    return 2;
+  }
+  auto store = kbench::Store::Open({flags.data_dir + "/kbench.db"});
+  if (!store.ok()) {
+    spdlog::error("opening the store: {}", std::string(store.status().message()));
+    return 2;
+  }
+  const std::string problems_dir = flags.problems_dir.empty()
+                                       ? kbench::ProblemRegistry::DefaultDir()
+                                       : flags.problems_dir;
+  auto problems = kbench::ProblemRegistry::LoadDir(problems_dir);
+  if (!problems.ok()) {
+    spdlog::error("loading problems: {}", std::string(problems.status().message()));
+    return 2;
+  }
+  absl::StatusOr<int> local = kbench::LocalWorkers::WorkerCount(flags.local_worker);
+  if (!local.ok()) {
+    spdlog::error("{}", std::string(local.status().message()));
+    return 2;
+  }
+
+  kbench::NvrtcCompiler compiler;
+  kbench::CompileService compile_service({flags.compile_threads, 256},
+                                         &compiler, store->get());
+  kbench::WorkerRegistry workers({});
+  kbench::JobTable jobs({}, store->get());
+  kbench::JobService::Options job_options;
+  job_options.worker_grace = *local > 0 ? absl::Seconds(30) : absl::ZeroDuration();
+  job_options.timing_max_time_ms = flags.timing_max_time_ms;
+  kbench::JobService job_service(job_options, store->get(), problems->get(),
+                                 &compile_service, &workers, &jobs);
+  kbench::Scheduler::Options sched_options;
+  sched_options.lease_ttl = absl::Milliseconds(flags.lease_ttl_ms);
+  sched_options.no_worker_timeout = absl::Milliseconds(flags.no_worker_timeout_ms);
+  kbench::Scheduler scheduler(
+      sched_options, &jobs, &workers,
+      [&job_service](const std::string& id, kbench::v1::JobResult result) {
+        job_service.Finish(id, std::move(result));
+      });
+  job_service.set_scheduler(&scheduler);
+  job_service.Recover();
+
+  kbench::KbenchGrpcService kbench_service(&job_service);
+  kbench::WorkerGrpcService worker_service(&scheduler);
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&kbench_service);
+  builder.RegisterService(&worker_service);
+  builder.SetMaxReceiveMessageSize(64 << 20);
+  builder.SetMaxSendMessageSize(64 << 20);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    spdlog::error("cannot listen on {} (in use, or not an address:port)",
+                  flags.listen);
+    return 2;
+  }
+  const std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
+  const std::string address = host + ":" + std::to_string(port);
+  spdlog::info("kbd {} listening on {} (data {}, problems {}, NVRTC {})",
+               KBENCH_VERSION, address, flags.data_dir, problems_dir,
+               kbench::NvrtcCompiler::Version());
+  if (!flags.port_file.empty()) {
+    std::ofstream(flags.port_file) << port << "\n";
+  }
+
+  kbench::LocalWorkers::Options lw;
+  lw.mode = flags.local_worker;
+  lw.server_address =
+      (host == "0.0.0.0" || host == "[::]" ? "127.0.0.1" : host) + ":" +
+      std::to_string(port);
+  lw.worker_binary = flags.worker_binary;
+  lw.runner_binary = flags.runner_binary;
+  lw.log_level = flags.log_level;
+  auto local_workers = std::make_unique<kbench::LocalWorkers>(lw);
+  if (*local > 0) {
+    spdlog::info("starting {} local worker(s)", *local);
+  } else if (flags.local_worker == "auto") {
+    spdlog::warn("--local-worker=auto found no NVIDIA GPU; GPU tools will "
+                 "answer FAILED_PRECONDITION until a worker connects");
+  }
+  local_workers->Start(*local);
+
+  // Wait for SIGINT or SIGTERM (blocked in every thread, taken here).
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+  spdlog::info("signal {}: shutting down", sig);
+  local_workers.reset();
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Block the stop signals before any thread starts, so sigwait takes them.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  CLI::App app{"kbd: the kbench server (gRPC agent tools, jobs and workers)"};
+  Flags flags;
+  app.set_config("--config", "", "Read options from this file (key = value)");
+  app.add_option("--listen", flags.listen, "gRPC address:port (port 0 picks one)")
+      ->capture_default_str();
+  app.add_option("--data-dir", flags.data_dir,
+                 "Directory of the SQLite store (kbench.db)")
+      ->capture_default_str();
+  app.add_option("--problems-dir", flags.problems_dir,
+                 "Directory of problem files (default: installed or source tree)");
+  app.add_option("--local-worker", flags.local_worker,
+                 "Start local workers: off, auto (one per GPU) or a count")
+      ->capture_default_str();
+  app.add_option("--compile-threads", flags.compile_threads,
+                 "NVRTC threads; 0 = one per core")
+      ->capture_default_str();
+  app.add_option("--worker-binary", flags.worker_binary, "kbworker executable")
+      ->capture_default_str();
+  app.add_option("--runner-binary", flags.runner_binary, "kbrunner executable")
+      ->capture_default_str();
+  app.add_option("--port-file", flags.port_file,
+                 "Write the bound port to this file once listening");
+  app.add_option("--log-level", flags.log_level,
+                 "trace, debug, info, warn, error")
+      ->capture_default_str();
+  app.add_option("--lease-ttl-ms", flags.lease_ttl_ms,
+                 "A worker's lease is lost after this long without heartbeat")
+      ->capture_default_str();
+  app.add_option("--no-worker-timeout-ms", flags.no_worker_timeout_ms,
+                 "Queued GPU jobs fail after this long with no worker")
+      ->capture_default_str();
+  app.add_option("--timing-max-time-ms", flags.timing_max_time_ms,
+                 "Time budget for sampling one submit's timing")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  kbench::InitLogging("kbd", flags.log_level);
+  return Run(flags);
+}

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/launch_plan.h"
+#include "common/paths.h"
 #include "common/problem_util.h"
 #include "common/status_macros.h"
 #include "google/protobuf/io/tokenizer.h"
@@ -187,13 +188,10 @@ std::vector<const v1::Problem*> ProblemRegistry::List() const {
 
 std::string ProblemRegistry::DefaultDir() {
   std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path installed =
-        (exe.parent_path() / ".." / "share" / "kbench" / "problems")
-            .lexically_normal();
-    if (fs::is_directory(installed, ec)) return installed.string();
-  }
+  const fs::path installed =
+      (fs::path(ExeDir()) / ".." / "share" / "kbench" / "problems")
+          .lexically_normal();
+  if (fs::is_directory(installed, ec)) return installed.string();
   return (fs::path(KBENCH_SOURCE_DIR) / "kernels" / "problems")
       .lexically_normal()
       .string();

@@ -1,1 +1,81 @@
-int main() { return 0; }  // placeholder until the real main lands
+// kbrunner: the isolated child process of kbworker that owns one GPU. It
+// creates the CUDA context once, says hello (the GPU's facts) on fd 3, then
+// runs one RunnerJob at a time, sending progress and the result on fd 3.
+// After a sticky CUDA error it answers, marks itself unhealthy and exits;
+// the worker starts a fresh one. Device printf goes to stdout, which the
+// worker captures.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "CLI/CLI.hpp"
+#include "common/logging.h"
+#include "common/proto_io.h"
+#include "kbench/v1/worker.pb.h"
+#include "spdlog/spdlog.h"
+#include "worker/runner/device_context.h"
+#include "worker/runner/evaluator.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kbrunner: runs kernels for kbworker on one GPU"};
+  int device = 0;
+  int fd = 3;
+  std::string log_level = "info";
+  app.add_option("--device", device, "CUDA device ordinal")->capture_default_str();
+  app.add_option("--protocol-fd", fd, "File descriptor of the worker socket")
+      ->capture_default_str();
+  app.add_option("--log-level", log_level, "Log level")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  kbench::InitLogging("kbrunner", log_level);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  kbench::DeviceContext::Options options;
+  options.device = device;
+  auto ctx = kbench::DeviceContext::Create(options);
+  if (!ctx.ok()) {
+    spdlog::error("{}", std::string(ctx.status().message()));
+    return 3;
+  }
+  auto evaluator = kbench::Evaluator::Create(ctx->get());
+  if (!evaluator.ok()) {
+    spdlog::error("{}", std::string(evaluator.status().message()));
+    return 3;
+  }
+  kbench::v1::RunnerResponse hello;
+  *hello.mutable_hello()->mutable_spec() = (*ctx)->spec();
+  hello.mutable_hello()->set_startup_ms(
+      std::chrono::duration<double, std::milli>(
+          std::chrono::steady_clock::now() - t0)
+          .count());
+  if (!kbench::WriteMessage(fd, hello).ok()) return 4;
+  spdlog::info("ready on {} ({}) in {:.0f} ms", (*ctx)->spec().name(),
+               (*ctx)->spec().arch(), hello.hello().startup_ms());
+
+  while (true) {
+    kbench::v1::RunnerRequest request;
+    const absl::Status read = kbench::ReadMessage(fd, &request);
+    if (absl::IsOutOfRange(read)) return 0;  // The worker closed the socket.
+    if (!read.ok()) {
+      spdlog::error("reading a request: {}", std::string(read.message()));
+      return 4;
+    }
+    auto progress = [fd](const std::string& detail) {
+      kbench::v1::RunnerResponse r;
+      r.mutable_progress()->set_detail(detail);
+      (void)kbench::WriteMessage(fd, r);
+    };
+    bool unhealthy = false;
+    kbench::v1::RunnerResponse response;
+    *response.mutable_result() =
+        (*evaluator)->Run(request.job(), progress, &unhealthy);
+    response.set_unhealthy(unhealthy);
+    std::fflush(stdout);  // Device printf output, for the worker to capture.
+    if (!kbench::WriteMessage(fd, response).ok()) return 4;
+    if (unhealthy) {
+      spdlog::warn("CUDA context is unusable after: {}",
+                   std::string(response.result().message()));
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,506 @@
+#include "server/job_service.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/digest.h"
+#include "common/grpc_status.h"
+#include "common/launch_plan.h"
+#include "common/problem_util.h"
+#include "common/report_text.h"
+#include "common/status_macros.h"
+#include "spdlog/spdlog.h"
+
+namespace kbench {
+
+struct JobService::Prepared {
+  v1::JobKind kind = v1::JOB_KIND_UNSPECIFIED;
+  v1::KernelRequest request;  // Filename defaulted, problem resolved.
+  const v1::Problem* problem = nullptr;
+  v1::LaunchPlan plan;
+  std::vector<v1::ShapeSet> check_sets;
+  std::string timing_set;  // Submit and profile.
+  v1::Shape timing_shape;
+  int trials = 0;
+  int budget_ms = 0;
+  std::string arch;
+  std::string digest;  // sha256 of the source.
+};
+
+namespace {
+
+std::string ToolName(v1::JobKind kind) {
+  switch (kind) {
+    case v1::JOB_KIND_COMPILE:
+      return "compile_kernel";
+    case v1::JOB_KIND_CORRECTNESS:
+      return "run_correctness";
+    case v1::JOB_KIND_PROFILE:
+      return "profile_kernel";
+    case v1::JOB_KIND_SUBMIT:
+      return "submit_kernel";
+    default:
+      return "unknown";
+  }
+}
+
+std::string NewJobId() {
+  absl::BitGen gen;
+  return absl::StrFormat("j-%012x",
+                         absl::Uniform<uint64_t>(gen) & 0xffffffffffffull);
+}
+
+v1::JobResult ErrorResult(v1::Verdict verdict, const absl::Status& status) {
+  v1::JobResult r;
+  r.set_verdict(verdict);
+  *r.mutable_error() = ToErrorProto(status);
+  r.set_message(std::string(status.message()));
+  return r;
+}
+
+// "kernel.cu:3: error: ... (2 errors in all)".
+std::string CompileFailureMessage(const v1::CompileReport& report,
+                                  const std::string& filename) {
+  std::vector<std::string> lines;
+  int errors = 0;
+  for (const v1::Diagnostic& d : report.diagnostics()) {
+    if (d.severity() != "error") continue;
+    if (++errors <= 3) {
+      lines.push_back(
+          absl::StrCat(filename, ":", d.line(), ": error: ", d.message()));
+    }
+  }
+  if (lines.empty()) lines.push_back(report.log());
+  std::string msg = absl::StrCat("compile failed: ", absl::StrJoin(lines, "; "));
+  if (errors > 3) absl::StrAppend(&msg, " (", errors, " errors in all)");
+  return msg;
+}
+
+std::string KnownSets(const v1::Problem& problem) {
+  std::vector<std::string> names;
+  for (const v1::ShapeSet& s : problem.shape_sets()) {
+    if (!s.hidden()) names.push_back(s.name());
+  }
+  return absl::StrJoin(names, ", ");
+}
+
+}  // namespace
+
+JobService::JobService(const Options& options, Store* store,
+                       const ProblemRegistry* problems,
+                       CompileService* compiler, WorkerRegistry* workers,
+                       JobTable* jobs)
+    : options_(options),
+      store_(store),
+      problems_(problems),
+      compiler_(compiler),
+      workers_(workers),
+      jobs_(jobs) {}
+
+std::string JobService::TargetArch(const v1::KernelRequest& request) const {
+  if (!request.arch().empty()) return request.arch();
+  if (auto spec = workers_->AnySpec(absl::Now())) return spec->arch();
+  return options_.default_arch;
+}
+
+absl::Status JobService::CheckGpuAvailable() const {
+  const absl::Time now = absl::Now();
+  if (workers_->AnyLive(now) || now - started_ < options_.worker_grace) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(
+      "no GPU worker is connected; correctness, timing and profiling need an "
+      "NVIDIA GPU. Start `kbworker --server <kbd address> --gpu 0` on a GPU "
+      "host, or run kbd with --local-worker=auto on one. compile_kernel works "
+      "without a GPU.");
+}
+
+absl::StatusOr<JobService::Prepared> JobService::Prepare(
+    v1::JobKind kind, const v1::KernelRequest& request) const {
+  Prepared p;
+  p.kind = kind;
+  p.request = request;
+  if (kind == v1::JOB_KIND_UNSPECIFIED || !v1::JobKind_IsValid(kind)) {
+    return absl::InvalidArgumentError(
+        "kind must be COMPILE, CORRECTNESS, PROFILE or SUBMIT");
+  }
+  const std::string& source = request.source();
+  if (source.empty()) {
+    return absl::InvalidArgumentError(
+        "source is empty; pass the CUDA C++ text of one kernel file");
+  }
+  if (source.size() > options_.max_source_bytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "source is %d bytes; the limit is %d bytes (%d KiB). Send one kernel "
+        "file without generated tables or embedded data",
+        source.size(), options_.max_source_bytes,
+        options_.max_source_bytes / 1024));
+  }
+  if (p.request.filename().empty()) p.request.set_filename("kernel.cu");
+  ASSIGN_OR_RETURN(p.plan, ParseLaunchPlan(source));
+  std::string problem_name = request.problem();
+  if (problem_name.empty()) problem_name = p.plan.problem();
+  if (problem_name.empty()) problem_name = options_.default_problem;
+  ASSIGN_OR_RETURN(p.problem, problems_->Find(problem_name));
+  p.request.set_problem(problem_name);
+  RETURN_IF_ERROR(ValidateLaunchPlan(p.plan, *p.problem));
+
+  if (request.trials() < 0 || request.trials() > options_.max_trials) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "trials must be between 0 (the problem's default) and ",
+        options_.max_trials, "; got ", request.trials()));
+  }
+  if (request.budget_ms() < 0) {
+    return absl::InvalidArgumentError("budget_ms must not be negative");
+  }
+  if (!request.arch().empty()) {
+    const std::string& a = request.arch();
+    if (!absl::StartsWith(a, "sm_") || a.size() < 5) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "arch '", a, "' is not a GPU architecture like sm_90"));
+    }
+  }
+  p.trials = request.trials() > 0 ? request.trials() : p.problem->trials();
+  p.arch = TargetArch(p.request);
+
+  // The shape sets this job touches.
+  const v1::ShapeSet* chosen = nullptr;
+  if (!request.shape_set().empty()) {
+    chosen = FindShapeSet(*p.problem, request.shape_set());
+    if (chosen == nullptr || chosen->hidden()) {
+      return absl::NotFoundError(absl::StrCat(
+          "problem '", problem_name, "' has no shape set '",
+          request.shape_set(), "'; known: ", KnownSets(*p.problem)));
+    }
+  }
+  if (chosen != nullptr) {
+    p.check_sets.push_back(*chosen);
+  } else if (kind == v1::JOB_KIND_PROFILE) {
+    p.check_sets.push_back(
+        *FindShapeSet(*p.problem, p.problem->default_shape_set()));
+  } else {
+    for (const std::string& name : p.problem->check_shape_sets()) {
+      p.check_sets.push_back(*FindShapeSet(*p.problem, name));
+    }
+  }
+  const v1::ShapeSet* timing =
+      chosen ? chosen : FindShapeSet(*p.problem, p.problem->default_shape_set());
+  p.timing_set = timing->name();
+  p.timing_shape = timing->shapes(0);
+
+  // Launch expressions and device limits (grid, block; shared memory needs
+  // the compiled kernel and is checked again after compiling).
+  const v1::GpuSpec spec = workers_->AnySpec(absl::Now()).value_or(DefaultGpuSpec());
+  std::vector<v1::ShapeSet> all = p.check_sets;
+  int budget = p.problem->time_budget_ms();
+  for (const v1::ShapeSet& set : all) {
+    if (set.time_budget_ms() > 0) budget = std::max(budget, set.time_budget_ms());
+    for (const v1::Shape& shape : set.shapes()) {
+      ASSIGN_OR_RETURN(DimValues dims, ShapeDims(*p.problem, shape));
+      ASSIGN_OR_RETURN(ConcretePlan cp, ResolveLaunchPlan(p.plan, *p.problem, dims));
+      RETURN_IF_ERROR(CheckDeviceLimits(cp, spec));
+    }
+  }
+  if (timing->time_budget_ms() > 0) {
+    budget = std::max(budget, timing->time_budget_ms());
+  }
+  p.budget_ms = request.budget_ms() > 0 ? std::min(request.budget_ms(), budget)
+                                        : budget;
+  p.digest = Sha256Hex(source);
+  return p;
+}
+
+absl::StatusOr<v1::Job> JobService::Submit(v1::JobKind kind,
+                                           const v1::KernelRequest& request) {
+  ASSIGN_OR_RETURN(Prepared p, Prepare(kind, request));
+  if (kind != v1::JOB_KIND_COMPILE) RETURN_IF_ERROR(CheckGpuAvailable());
+  v1::Job job;
+  job.set_id(NewJobId());
+  job.set_kind(kind);
+  job.set_stage(v1::STAGE_QUEUED);
+  job.set_stage_detail("waiting for a compile slot");
+  job.set_problem(p.request.problem());
+  job.set_shape_set(p.request.shape_set());
+  job.set_session_id(p.request.session_id());
+  job.set_source_digest(p.digest);
+  job.set_filename(p.request.filename());
+  job.set_created_unix_ms(absl::ToUnixMillis(absl::Now()));
+  job.set_updated_unix_ms(job.created_unix_ms());
+  RETURN_IF_ERROR(store_->PutSource(p.digest, p.request.source()));
+  v1::KernelRequest stored = p.request;
+  stored.clear_source();
+  RETURN_IF_ERROR(jobs_->Insert(job, stored));
+  if (!job.session_id().empty()) {
+    (void)store_->TouchSession(job.session_id(), job.problem(),
+                               job.created_unix_ms());
+  }
+  StartCompile(job.id(), p);
+  return jobs_->Get(job.id());
+}
+
+void JobService::StartCompile(const std::string& job_id,
+                              const Prepared& prepared) {
+  (void)jobs_->Update(job_id, [&](v1::Job* j) {
+    j->set_stage(v1::STAGE_COMPILING);
+    j->set_stage_detail(absl::StrCat("NVRTC for ", prepared.arch));
+  });
+  auto shared = std::make_shared<Prepared>(prepared);
+  compiler_->Compile(
+      prepared.request.source(), prepared.request.filename(), prepared.arch,
+      [this, job_id, shared](absl::StatusOr<CompileService::Result> result) {
+        OnCompiled(job_id, *shared, std::move(result));
+      });
+}
+
+void JobService::OnCompiled(const std::string& job_id, const Prepared& p,
+                            absl::StatusOr<CompileService::Result> compiled) {
+  if (!compiled.ok()) {
+    Finish(job_id, ErrorResult(v1::VERDICT_ERROR, compiled.status()));
+    return;
+  }
+  v1::CompileReport report = compiled->report;
+  *report.mutable_plan() = p.plan;
+  auto fail = [&](v1::Verdict verdict, const absl::Status& status) {
+    v1::JobResult r = ErrorResult(verdict, status);
+    *r.mutable_compile() = report;
+    Finish(job_id, std::move(r));
+  };
+  if (!report.success()) {
+    fail(v1::VERDICT_COMPILE_ERROR,
+         absl::InvalidArgumentError(
+             CompileFailureMessage(report, p.request.filename())));
+    return;
+  }
+  std::vector<std::string> names;
+  std::map<std::string, int64_t> static_smem;
+  for (const v1::KernelResources& k : report.kernels()) {
+    names.push_back(k.name());
+    static_smem[k.name()] = k.static_smem_bytes();
+  }
+  if (absl::Status s = CheckEntryPoints(p.plan, names); !s.ok()) {
+    fail(v1::VERDICT_REJECTED, s);
+    return;
+  }
+  const v1::GpuSpec spec =
+      workers_->AnySpec(absl::Now()).value_or(DefaultGpuSpec());
+  for (const v1::ShapeSet& set : p.check_sets) {
+    for (const v1::Shape& shape : set.shapes()) {
+      absl::Status s = [&]() -> absl::Status {
+        ASSIGN_OR_RETURN(DimValues dims, ShapeDims(*p.problem, shape));
+        ASSIGN_OR_RETURN(ConcretePlan cp,
+                         ResolveLaunchPlan(p.plan, *p.problem, dims));
+        return CheckDeviceLimits(cp, spec, static_smem);
+      }();
+      if (!s.ok()) {
+        fail(v1::VERDICT_REJECTED, s);
+        return;
+      }
+    }
+  }
+  if (p.kind == v1::JOB_KIND_COMPILE) {
+    v1::JobResult r;
+    r.set_verdict(v1::VERDICT_PASSED);
+    *r.mutable_compile() = report;
+    Finish(job_id, std::move(r));
+    return;
+  }
+  absl::StatusOr<v1::Job> job = jobs_->Get(job_id);
+  if (!job.ok() || job->stage() == v1::STAGE_DONE) return;  // Cancelled.
+  v1::RunnerJob runner_job = MakeRunnerJob(job_id, p, *compiled);
+  scheduler_->Enqueue(job_id, std::move(runner_job), job->attempts());
+}
+
+v1::RunnerJob JobService::MakeRunnerJob(
+    const std::string& job_id, const Prepared& p,
+    const CompileService::Result& compiled) const {
+  v1::RunnerJob rj;
+  rj.set_job_id(job_id);
+  rj.set_kind(p.kind);
+  *rj.mutable_problem() = *p.problem;
+  rj.set_source(p.request.source());
+  rj.set_filename(p.request.filename());
+  if (compiled.cubin) rj.set_cubin(*compiled.cubin);
+  rj.set_cubin_arch(p.arch);
+  for (const v1::ShapeSet& s : p.check_sets) *rj.add_check_sets() = s;
+  rj.set_timing_set(p.timing_set);
+  *rj.mutable_timing_shape() = p.timing_shape;
+  rj.set_trials(p.trials);
+  rj.set_seed(absl::Uniform<uint64_t>(absl::BitGen()));
+  rj.set_budget_ms(p.budget_ms);
+  rj.set_timing_max_rel_stderr(options_.timing_max_rel_stderr);
+  rj.set_timing_min_samples(options_.timing_min_samples);
+  rj.set_timing_max_time_ms(options_.timing_max_time_ms);
+  return rj;
+}
+
+void JobService::Finish(const std::string& job_id, v1::JobResult result) {
+  absl::StatusOr<v1::Job> job = jobs_->Update(job_id, [&](v1::Job* j) {
+    j->set_stage(v1::STAGE_DONE);
+    j->set_stage_detail(VerdictName(result.verdict()));
+    j->set_queue_position(0);
+    if (!result.worker_id().empty()) j->set_worker_id(result.worker_id());
+    *j->mutable_result() = std::move(result);
+  });
+  if (!job.ok()) return;  // Already finished (e.g. cancelled).
+  spdlog::info("job {} {} {}: {} in {} ms", job->id(), ToolName(job->kind()),
+               job->problem(), VerdictName(job->result().verdict()),
+               job->finished_unix_ms() - job->created_unix_ms());
+  RecordTurn(*job);
+}
+
+void JobService::RecordTurn(const v1::Job& job) {
+  if (job.session_id().empty()) return;
+  v1::Turn turn;
+  turn.set_session_id(job.session_id());
+  turn.set_tool(ToolName(job.kind()));
+  turn.set_job_id(job.id());
+  turn.set_duration_ms(job.finished_unix_ms() - job.created_unix_ms());
+  turn.set_source_digest(job.source_digest());
+  turn.set_verdict(job.result().verdict());
+  turn.set_created_unix_ms(job.finished_unix_ms());
+  turn.set_message(job.result().message());
+  if (auto s = store_->AppendTurn(turn); !s.ok()) {
+    spdlog::warn("recording a turn of session {}: {}", job.session_id(),
+                 std::string(s.status().message()));
+  }
+  if (job.kind() == v1::JOB_KIND_SUBMIT) {
+    (void)store_->SetSessionStatus(job.session_id(), "submitted");
+  }
+}
+
+std::string JobService::RunTool(v1::JobKind kind,
+                                const v1::KernelRequest& request,
+                                DoneFn done) {
+  absl::StatusOr<v1::Job> job = Submit(kind, request);
+  if (!job.ok()) {
+    done(job.status());
+    return "";
+  }
+  auto once = std::make_shared<DoneFn>(std::move(done));
+  absl::StatusOr<int64_t> token =
+      jobs_->Watch(job->id(), [once](const v1::Job& j) {
+        if (j.stage() == v1::STAGE_DONE && *once) {
+          DoneFn fn = std::move(*once);
+          *once = nullptr;
+          fn(j);
+        }
+      });
+  if (!token.ok() && *once) (*once)(token.status());
+  return job->id();
+}
+
+absl::Status JobService::ToolStatus(const v1::Job& job) {
+  return FromErrorProto(job.result().error());
+}
+
+absl::StatusOr<v1::Job> JobService::GetJob(const std::string& id) {
+  return jobs_->Get(id);
+}
+
+absl::StatusOr<std::string> JobService::GetSource(const std::string& digest) {
+  return store_->GetSource(digest);
+}
+
+absl::StatusOr<v1::ListJobsResponse> JobService::ListJobs(
+    const v1::ListJobsRequest& r) {
+  Store::JobQuery q;
+  q.page_size = r.page_size();
+  q.page_token = r.page_token();
+  q.session_id = r.session_id();
+  q.stage = r.stage();
+  ASSIGN_OR_RETURN(Store::JobPage page, store_->ListJobs(q));
+  v1::ListJobsResponse out;
+  for (v1::Job& j : page.jobs) {
+    // Live stages are fresher in memory than in the store.
+    if (auto live = jobs_->Get(j.id()); live.ok()) j = *live;
+    v1::Job* o = out.add_jobs();
+    *o = std::move(j);
+    // Keep the verdict and message; drop the large reports.
+    const v1::Verdict verdict = o->result().verdict();
+    const std::string message = o->result().message();
+    o->clear_result();
+    o->mutable_result()->set_verdict(verdict);
+    o->mutable_result()->set_message(message);
+  }
+  out.set_next_page_token(page.next_page_token);
+  return out;
+}
+
+absl::StatusOr<v1::Job> JobService::Cancel(const std::string& id) {
+  ASSIGN_OR_RETURN(v1::Job job, jobs_->Get(id));
+  if (job.stage() == v1::STAGE_DONE) return job;
+  if (scheduler_ != nullptr) scheduler_->Cancel(id);
+  Finish(id, ErrorResult(v1::VERDICT_CANCELLED,
+                         absl::CancelledError("cancelled by a caller")));
+  return jobs_->Get(id);
+}
+
+absl::StatusOr<int64_t> JobService::Watch(const std::string& id,
+                                          JobTable::Watcher watcher) {
+  return jobs_->Watch(id, std::move(watcher));
+}
+
+void JobService::Unwatch(const std::string& id, int64_t token) {
+  jobs_->Unwatch(id, token);
+}
+
+absl::StatusOr<v1::GetGpuSpecsResponse> JobService::GetGpuSpecs(
+    const std::string& session_id) {
+  const absl::Time t0 = absl::Now();
+  v1::GetGpuSpecsResponse out;
+  for (v1::WorkerGpu& g : workers_->Live(t0)) *out.add_gpus() = std::move(g);
+  if (!session_id.empty()) {
+    v1::Turn turn;
+    turn.set_session_id(session_id);
+    turn.set_tool("get_gpu_specs");
+    turn.set_duration_ms(absl::ToDoubleMilliseconds(absl::Now() - t0));
+    turn.set_verdict(out.gpus_size() > 0 ? v1::VERDICT_PASSED
+                                         : v1::VERDICT_ERROR);
+    turn.set_created_unix_ms(absl::ToUnixMillis(absl::Now()));
+    (void)store_->TouchSession(session_id, "", turn.created_unix_ms());
+    (void)store_->AppendTurn(turn);
+  }
+  if (out.gpus_size() == 0) RETURN_IF_ERROR(CheckGpuAvailable());
+  return out;
+}
+
+std::vector<v1::Problem> JobService::ListProblems() const {
+  std::vector<v1::Problem> out;
+  for (const v1::Problem* p : problems_->List()) out.push_back(PublicView(*p));
+  return out;
+}
+
+void JobService::Recover() {
+  absl::StatusOr<std::vector<v1::Job>> unfinished = store_->ListUnfinishedJobs();
+  if (!unfinished.ok()) {
+    spdlog::error("recovering jobs: {}", std::string(unfinished.status().message()));
+    return;
+  }
+  for (const v1::Job& job : *unfinished) {
+    jobs_->Adopt(job);
+    absl::StatusOr<v1::KernelRequest> request = store_->GetJobRequest(job.id());
+    absl::StatusOr<std::string> source = store_->GetSource(job.source_digest());
+    if (!request.ok() || !source.ok()) {
+      Finish(job.id(), ErrorResult(v1::VERDICT_ERROR,
+                                   absl::DataLossError(
+                                       "kbd restarted and could not reload "
+                                       "the job's request; resubmit it")));
+      continue;
+    }
+    request->set_source(*source);
+    absl::StatusOr<Prepared> p = Prepare(job.kind(), *request);
+    if (!p.ok()) {
+      Finish(job.id(), ErrorResult(v1::VERDICT_ERROR, p.status()));
+      continue;
+    }
+    spdlog::info("re-running job {} after a restart", job.id());
+    StartCompile(job.id(), *p);
+  }
+}
+
+}  // namespace kbench

@@ -1,0 +1,145 @@
+// Scheduler: the queue of compiled jobs waiting for a GPU, and the leases
+// that workers hold on them (the pull model of Bazel remote execution).
+//  - Workers long-poll Lease(); a waiting worker gets the next job at once.
+//  - Each GPU worker holds at most one lease, so timed GPU work is
+//    serialized per GPU by construction.
+//  - A lease whose heartbeats stop for lease_ttl is lost: the job goes back
+//    to the front of the queue, up to max_attempts leases in all; then it
+//    fails with UNAVAILABLE.
+//  - Jobs waiting while no worker has been seen for no_worker_timeout fail
+//    with UNAVAILABLE instead of waiting forever.
+// A background thread ticks the timeouts.
+//
+// Ownership: borrows the JobTable and WorkerRegistry (must outlive it).
+// Thread safety: every method is thread safe. Callbacks (lease replies,
+// `finish`) are called without the scheduler's lock held.
+#ifndef KBENCH_SERVER_SCHEDULER_H_
+#define KBENCH_SERVER_SCHEDULER_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "kbench/v1/worker.pb.h"
+#include "server/job_table.h"
+#include "server/worker_registry.h"
+
+namespace kbench {
+
+class Scheduler {
+ public:
+  struct Options {
+    // A lease is lost when no heartbeat arrives for this long.
+    absl::Duration lease_ttl = absl::Seconds(10);
+    // Leases a job may be given before it fails.
+    int max_attempts = 3;
+    // Longest long-poll; longer requested waits are cut to this.
+    absl::Duration max_wait = absl::Seconds(30);
+    // Queued jobs fail after waiting this long with no worker connected.
+    absl::Duration no_worker_timeout = absl::Seconds(60);
+    // Period of the timeout checks.
+    absl::Duration tick = absl::Milliseconds(100);
+  };
+
+  struct Lease {
+    std::string lease_id;
+    v1::RunnerJob job;
+    int attempt = 0;
+    absl::Duration ttl;
+  };
+  // Called once: with a lease, or with nullopt when the wait ran out.
+  using LeaseReply = std::function<void(std::optional<Lease>)>;
+  // Called once per job the scheduler ends (lost too often, no worker,
+  // completed by its worker, cancelled while leased).
+  using FinishFn =
+      std::function<void(const std::string& job_id, v1::JobResult result)>;
+
+  Scheduler(const Options& options, JobTable* jobs, WorkerRegistry* workers,
+            FinishFn finish);
+  ~Scheduler();
+
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Queues a compiled job (stage becomes WAITING_GPU).
+  void Enqueue(const std::string& job_id, v1::RunnerJob job, int attempts);
+
+  // Long-poll for a job. Returns a waiter id for CancelWait.
+  int64_t RequestLease(const v1::WorkerInfo& worker, absl::Duration wait,
+                       LeaseReply reply);
+  // The caller went away: forget the waiter (its reply is not called). If a
+  // job was already handed to it, the lease expires and is re-queued.
+  void CancelWait(int64_t waiter_id);
+
+  struct HeartbeatReply {
+    bool lease_valid = false;
+    bool cancel = false;
+  };
+  HeartbeatReply Heartbeat(const std::string& worker_id,
+                           const std::string& lease_id,
+                           const std::string& detail);
+
+  // The worker's result. FailedPrecondition when the lease is unknown or
+  // lost (its job went elsewhere or ended).
+  absl::Status Complete(const std::string& worker_id,
+                        const std::string& lease_id, v1::JobResult result);
+
+  // Removes a queued job, or flags a leased one so its worker stops it.
+  // Returns false when the scheduler does not hold the job.
+  bool Cancel(const std::string& job_id);
+
+  // Jobs waiting for a GPU.
+  int QueueDepth() const;
+
+ private:
+  struct Queued {
+    std::string job_id;
+    v1::RunnerJob job;
+    int attempts = 0;  // Leases given so far.
+    absl::Time since;
+  };
+  struct Active {
+    Queued queued;
+    std::string worker_id;
+    absl::Time last_heartbeat;
+    bool cancelled = false;
+  };
+  struct Waiter {
+    v1::WorkerInfo worker;
+    absl::Time deadline;
+    LeaseReply reply;
+  };
+  using Calls = std::vector<std::function<void()>>;
+
+  void Tick();
+  // Hands queued jobs to waiting workers; collects the replies in `calls`.
+  void MatchLocked(Calls* calls) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Lease StartLeaseLocked(Queued q, const v1::WorkerInfo& worker)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UpdatePositionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  Options options_;
+  JobTable* jobs_;
+  WorkerRegistry* workers_;
+  FinishFn finish_;
+
+  mutable absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, Waiter> waiters_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Active> leases_ ABSL_GUARDED_BY(mu_);
+  int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::thread ticker_;
+};
+
+}  // namespace kbench
+
+#endif  // KBENCH_SERVER_SCHEDULER_H_

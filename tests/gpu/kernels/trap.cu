@@ -1,0 +1,8 @@
+// Traps on purpose (__trap). Must get verdict `crashed`.
+// @kb problem gather_linear_fp32
+// @kb launch gather_linear grid(B, cdiv(K, 256)) block(256)
+extern "C" __global__ void gather_linear(const float* x, const float* w,
+                                         const float* bias, float* out, int R,
+                                         int B, int H, int K) {
+  if (threadIdx.x == 0) __trap();
+}

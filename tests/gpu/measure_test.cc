@@ -1,0 +1,199 @@
+// The runner's measurement objects and harness on a real GPU: EventTimer,
+// L2Flusher, StreamBlocker, InterleavedSampler, the seeded input generator
+// and the fp64 golden result. Skips without an NVIDIA GPU.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "common/problem_util.h"
+#include "server/problem_registry.h"
+#include "tests/testutil/process.h"
+#include "worker/runner/device_context.h"
+#include "worker/runner/event_timer.h"
+#include "worker/runner/harness_kernels.h"
+#include "worker/runner/interleaved_sampler.h"
+#include "worker/runner/l2_flusher.h"
+#include "worker/runner/reference_op.h"
+#include "worker/runner/stream_blocker.h"
+#include "worker/runner/tensor_set.h"
+
+namespace kbench {
+namespace {
+
+class MeasureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    KB_SKIP_WITHOUT_GPU();
+    auto ctx = DeviceContext::Create({});
+    ASSERT_TRUE(ctx.ok()) << ctx.status();
+    ctx_ = std::move(*ctx);
+  }
+  std::unique_ptr<DeviceContext> ctx_;
+};
+
+// Reads `bytes` of a buffer: a simple bandwidth-bound kernel stand-in.
+absl::Status ReadBuffer(DeviceBuffer& src, DeviceBuffer& dst, cudaStream_t s) {
+  return cudaMemcpyAsync(dst.get(), src.get(), src.bytes(),
+                         cudaMemcpyDeviceToDevice, s) == cudaSuccess
+             ? absl::OkStatus()
+             : absl::InternalError("copy");
+}
+
+TEST_F(MeasureTest, EventTimerMeasuresGpuTime) {
+  auto timer = EventTimer::Create(2);
+  ASSERT_TRUE(timer.ok());
+  auto a = DeviceBuffer::Allocate(256 << 20);
+  auto b = DeviceBuffer::Allocate(256 << 20);
+  ASSERT_TRUE(a.ok() && b.ok());
+  cudaStream_t s = ctx_->stream();
+  ASSERT_TRUE((*timer)->Start(0, s).ok());
+  ASSERT_TRUE((*timer)->Stop(0, s).ok());
+  ASSERT_TRUE((*timer)->Start(1, s).ok());
+  ASSERT_TRUE(ReadBuffer(*a, *b, s).ok());
+  ASSERT_TRUE((*timer)->Stop(1, s).ok());
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  const double empty = (*timer)->ElapsedUs(0).value();
+  const double copy = (*timer)->ElapsedUs(1).value();
+  EXPECT_GE(empty, 0);
+  EXPECT_LT(empty, 50);
+  // 512 MiB moved (read + write); even at 10 TB/s that is > 50 us.
+  EXPECT_GT(copy, 50);
+  EXPECT_GT(copy, 10 * empty);
+}
+
+TEST_F(MeasureTest, L2FlushMakesTheNextReadCold) {
+  auto flusher = L2Flusher::Create(ctx_->spec().l2_bytes());
+  ASSERT_TRUE(flusher.ok());
+  EXPECT_GE((*flusher)->bytes(), 2 * static_cast<size_t>(ctx_->spec().l2_bytes()));
+  auto timer = EventTimer::Create(2);
+  // A working set well inside L2: hot reads hit, cold reads go to DRAM.
+  const size_t bytes = ctx_->spec().l2_bytes() / 4;
+  auto a = DeviceBuffer::Allocate(bytes);
+  auto b = DeviceBuffer::Allocate(bytes);
+  cudaStream_t s = ctx_->stream();
+  double hot = 0, cold = 0;
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(ReadBuffer(*a, *b, s).ok());  // Warm.
+    (*timer)->Start(0, s);
+    ASSERT_TRUE(ReadBuffer(*a, *b, s).ok());
+    (*timer)->Stop(0, s);
+    ASSERT_TRUE((*flusher)->Flush(s).ok());
+    (*timer)->Start(1, s);
+    ASSERT_TRUE(ReadBuffer(*a, *b, s).ok());
+    (*timer)->Stop(1, s);
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    hot += (*timer)->ElapsedUs(0).value();
+    cold += (*timer)->ElapsedUs(1).value();
+  }
+  EXPECT_GT(cold, 1.1 * hot) << "hot " << hot / 20 << " us, cold " << cold / 20 << " us";
+}
+
+TEST_F(MeasureTest, StreamBlockerHoldsTheStreamUntilReleased) {
+  auto blocker = StreamBlocker::Create(5000);
+  ASSERT_TRUE(blocker.ok());
+  cudaStream_t s = ctx_->stream();
+  ASSERT_TRUE((*blocker)->Block(s).ok());
+  cudaEvent_t e;
+  cudaEventCreate(&e);
+  cudaEventRecord(e, s);
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(cudaEventQuery(e), cudaErrorNotReady);  // Still held.
+  (*blocker)->Release();
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_FALSE((*blocker)->TimedOut());
+  // Without a release, the blocker gives up after its timeout.
+  auto short_blocker = StreamBlocker::Create(20);
+  ASSERT_TRUE((*short_blocker)->Block(s).ok());
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_TRUE((*short_blocker)->TimedOut());
+  cudaEventDestroy(e);
+}
+
+TEST_F(MeasureTest, InterleavedSamplerTimesEachWorkloadSeparately) {
+  auto flusher = L2Flusher::Create(ctx_->spec().l2_bytes());
+  auto blocker = StreamBlocker::Create();
+  auto small_a = DeviceBuffer::Allocate(1 << 20), small_b = DeviceBuffer::Allocate(1 << 20);
+  auto big_a = DeviceBuffer::Allocate(64 << 20), big_b = DeviceBuffer::Allocate(64 << 20);
+  cudaStream_t s = ctx_->stream();
+  InterleavedSampler::Options opt;
+  opt.stop.max_time_ms = 500;
+  InterleavedSampler sampler(ctx_.get(), flusher->get(), blocker->get(), opt);
+  auto result = sampler.Run({{"small", [&] { return ReadBuffer(*small_a, *small_b, s); }},
+                             {"big", [&] { return ReadBuffer(*big_a, *big_b, s); }}});
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->samples_us.size(), 2u);
+  ASSERT_GE(result->samples_us[0].size(), 20u);
+  ASSERT_EQ(result->samples_us[0].size(), result->samples_us[1].size());
+  std::vector<double> small = result->samples_us[0], big = result->samples_us[1];
+  std::sort(small.begin(), small.end());
+  std::sort(big.begin(), big.end());
+  // 64x the bytes: clearly slower, and never mixed up.
+  EXPECT_GT(big[big.size() / 2], 8 * small[small.size() / 2]);
+  EXPECT_FALSE(result->stop_reason.empty());
+}
+
+TEST_F(MeasureTest, InputsAreSeededAndInRange) {
+  auto a = DeviceBuffer::Allocate(4096 * 4), b = DeviceBuffer::Allocate(4096 * 4);
+  cudaStream_t s = ctx_->stream();
+  ASSERT_EQ(LaunchFillUniform(a->get(), v1::DTYPE_FP32, 4096, 42, -1, 1, s), cudaSuccess);
+  ASSERT_EQ(LaunchFillUniform(b->get(), v1::DTYPE_FP32, 4096, 42, -1, 1, s), cudaSuccess);
+  std::vector<float> ha(4096), hb(4096);
+  cudaMemcpyAsync(ha.data(), a->get(), 4096 * 4, cudaMemcpyDeviceToHost, s);
+  cudaMemcpyAsync(hb.data(), b->get(), 4096 * 4, cudaMemcpyDeviceToHost, s);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_EQ(ha, hb);
+  double sum = 0;
+  int negative = 0;
+  for (float v : ha) {
+    EXPECT_GE(v, -1.0f);
+    EXPECT_LT(v, 1.0f);
+    sum += v;
+    negative += v < 0;
+  }
+  EXPECT_NEAR(sum / 4096, 0.0, 0.05);
+  EXPECT_GT(negative, 1800);
+  ASSERT_EQ(LaunchFillUniform(b->get(), v1::DTYPE_FP32, 4096, 43, -1, 1, s), cudaSuccess);
+  cudaMemcpyAsync(hb.data(), b->get(), 4096 * 4, cudaMemcpyDeviceToHost, s);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_NE(ha, hb);
+}
+
+TEST_F(MeasureTest, GoldenMatchesAHostComputation) {
+  auto registry = ProblemRegistry::LoadDir(std::string(KBENCH_SOURCE_DIR) + "/kernels/problems");
+  ASSERT_TRUE(registry.ok()) << registry.status();
+  const v1::Problem* problem = *(*registry)->Find("gather_linear_fp32");
+  const DimValues dims = {{"R", 3}, {"B", 5}, {"H", 7}, {"K", 11}};
+  auto tensors = TensorSet::Allocate(*problem, dims);
+  ASSERT_TRUE(tensors.ok());
+  ASSERT_TRUE(tensors->FillInputs(7, ctx_->stream()).ok());
+  auto ref = MakeReferenceOp(*problem, ctx_.get());
+  ASSERT_TRUE(ref.ok());
+  std::map<std::string, std::vector<double>> golden;
+  ASSERT_TRUE((*ref)->Golden(*tensors, &golden).ok());
+  std::vector<double> x, w, bias;
+  ASSERT_TRUE(tensors->ReadAsDouble(*tensors->Find("x"), ctx_->stream(), &x).ok());
+  ASSERT_TRUE(tensors->ReadAsDouble(*tensors->Find("w"), ctx_->stream(), &w).ok());
+  ASSERT_TRUE(tensors->ReadAsDouble(*tensors->Find("bias"), ctx_->stream(), &bias).ok());
+  const int R = 3, B = 5, H = 7, K = 11;
+  ASSERT_EQ(golden["out"].size(), size_t(B * K));
+  for (int b = 0; b < B; ++b) {
+    for (int k = 0; k < K; ++k) {
+      double acc = bias[k];
+      for (int r = 0; r < R; ++r)
+        for (int h = 0; h < H; ++h) acc += x[(r * B + b) * H + h] * w[k * R * H + r * H + h];
+      EXPECT_NEAR(golden["out"][b * K + k], acc, 1e-12) << "b=" << b << " k=" << k;
+    }
+  }
+  // The eager reference pipeline agrees with the golden result.
+  ASSERT_TRUE((*ref)->PrepareEager(*tensors).ok());
+  ASSERT_TRUE((*ref)->RunEager().ok());
+  std::vector<double> eager;
+  ASSERT_TRUE(tensors->ReadAsDouble(*(*ref)->EagerOutput("out"), ctx_->stream(), &eager).ok());
+  for (size_t i = 0; i < eager.size(); ++i) EXPECT_NEAR(eager[i], golden["out"][i], 1e-4);
+  EXPECT_GE((*ref)->EagerLaunches(), 2);
+}
+
+}  // namespace
+}  // namespace kbench

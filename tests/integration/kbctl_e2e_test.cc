@@ -1,0 +1,130 @@
+// kbctl against a real kbd on loopback, as a user runs it: compile, the GPU
+// commands without a worker, problems, list and status, JSON output and
+// exit codes; and with a fake-runner worker, check and submit.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/time/clock.h"
+#include "nlohmann/json.hpp"
+#include "tests/testutil/process.h"
+
+namespace kbench {
+namespace {
+
+using ::kbench::testing::BinDir;
+using ::kbench::testing::CommandResult;
+using ::kbench::testing::KbdProcess;
+using ::kbench::testing::RunCommand;
+
+std::string Example(const std::string& name) {
+  return std::string(KBENCH_SOURCE_DIR) + "/kernels/examples/" + name;
+}
+
+class KbctlE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto kbd = KbdProcess::Start({});
+    ASSERT_TRUE(kbd.ok()) << kbd.status();
+    kbd_ = std::move(*kbd);
+  }
+  CommandResult Kbctl(std::vector<std::string> args) {
+    args.insert(args.begin(), {BinDir() + "/kbctl", "--server", kbd_->address()});
+    return RunCommand(args);
+  }
+  std::string WriteTemp(const std::string& text) {
+    const std::string path = dir_.path() + "/k" + std::to_string(++n_) + ".cu";
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  testing::TempDir dir_;
+  int n_ = 0;
+  std::unique_ptr<KbdProcess> kbd_;
+};
+
+TEST_F(KbctlE2eTest, CompilePrintsTheReportAndExitsZero) {
+  CommandResult r = Kbctl({"compile", Example("gather_linear_naive.cu")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("gather_linear"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("registers"), std::string::npos) << r.out;
+}
+
+TEST_F(KbctlE2eTest, CompileErrorExitsOneWithTheLine) {
+  const std::string path = WriteTemp(
+      "// @kb launch gather_linear grid(B) block(32)\n"
+      "extern \"C\" __global__ void gather_linear(const float* x, const float* "
+      "w, const float* bias, float* out, int R, int B, int H, int K) {\n"
+      "  out[0] = nope;\n}\n");
+  CommandResult r = Kbctl({"compile", path});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out + r.err, ":3: error:")) << r.out << r.err;
+}
+
+TEST_F(KbctlE2eTest, JsonOutputParses) {
+  CommandResult r =
+      Kbctl({"--json", "compile", Example("gather_linear_two_stage.cu")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["stage"], "STAGE_DONE");
+  EXPECT_EQ(j["result"]["compile"]["kernels"].size(), 2u);
+}
+
+TEST_F(KbctlE2eTest, GpuCommandsWithoutAWorkerExitTwoAndSaySo) {
+  for (const char* cmd : {"check", "submit", "profile"}) {
+    CommandResult r = Kbctl({cmd, Example("gather_linear_naive.cu")});
+    EXPECT_EQ(r.exit_code, 2) << cmd;
+    EXPECT_NE(r.err.find("no GPU worker is connected"), std::string::npos)
+        << cmd << ": " << r.err;
+  }
+  CommandResult specs = Kbctl({"specs"});
+  EXPECT_EQ(specs.exit_code, 2);
+  EXPECT_NE(specs.err.find("FAILED_PRECONDITION"), std::string::npos) << specs.err;
+}
+
+TEST_F(KbctlE2eTest, ProblemsListAndStatus) {
+  CommandResult p = Kbctl({"problems"});
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("gather_linear_fp32"), std::string::npos);
+  EXPECT_NE(p.out.find("gather_linear_bf16"), std::string::npos);
+
+  CommandResult c =
+      Kbctl({"--json", "compile", Example("gather_linear_naive.cu")});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const std::string id = nlohmann::json::parse(c.out)["id"];
+  CommandResult list = Kbctl({"list"});
+  EXPECT_EQ(list.exit_code, 0);
+  EXPECT_NE(list.out.find(id), std::string::npos) << list.out;
+  CommandResult status = Kbctl({"status", id});
+  EXPECT_EQ(status.exit_code, 0);
+  EXPECT_NE(status.out.find(id), std::string::npos) << status.out;
+  CommandResult missing = Kbctl({"status", "j-missing"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("NOT_FOUND"), std::string::npos) << missing.err;
+}
+
+TEST_F(KbctlE2eTest, CheckAndSubmitThroughAWorker) {
+  auto worker = testing::StartWorker(kbd_->address(), BinDir() + "/kb_fake_runner");
+  ASSERT_TRUE(worker.ok());
+  for (int i = 0; i < 200; ++i) {
+    if (Kbctl({"specs"}).exit_code == 0) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  CommandResult check = Kbctl({"check", Example("gather_linear_naive.cu")});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_NE(check.out.find("passed"), std::string::npos) << check.out;
+  CommandResult submit = Kbctl({"submit", Example("gather_linear_naive.cu")});
+  EXPECT_EQ(submit.exit_code, 0) << submit.out << submit.err;
+  EXPECT_NE(submit.out.find("speedup"), std::string::npos) << submit.out;
+  const std::string crash = WriteTemp(
+      testing::ReadSourceFile("kernels/examples/gather_linear_naive.cu") +
+      "\n// FAKE_CRASH\n");
+  CommandResult crashed = Kbctl({"check", crash});
+  EXPECT_EQ(crashed.exit_code, 1) << crashed.out << crashed.err;
+  EXPECT_NE(crashed.out.find("crashed"), std::string::npos) << crashed.out;
+}
+
+}  // namespace
+}  // namespace kbench

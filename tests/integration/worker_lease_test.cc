@@ -1,0 +1,240 @@
+// Loopback tests of the worker path without a GPU: kbd + kbworker with the
+// stand-in runner (kb_fake_runner, which speaks the runner protocol). They
+// cover leasing, crash and hang handling (the worker survives and the next
+// job passes), cancellation, lease loss with re-queue, and restart of kbd.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "kbench/v1/kbench.grpc.pb.h"
+#include "tests/testutil/process.h"
+
+namespace kbench {
+namespace {
+
+using ::kbench::testing::BinDir;
+using ::kbench::testing::Child;
+using ::kbench::testing::KbdProcess;
+using ::kbench::testing::ReadSourceFile;
+using ::kbench::testing::StartWorker;
+
+std::string FakeRunner() { return BinDir() + "/kb_fake_runner"; }
+
+// The naive example with a marker comment the fake runner acts on.
+std::string Kernel(const std::string& marker) {
+  return ReadSourceFile("kernels/examples/gather_linear_naive.cu") + "\n// " +
+         marker + "\n";
+}
+
+class WorkerLeaseTest : public ::testing::Test {
+ protected:
+  void StartKbd(std::vector<std::string> args = {}, std::string data_dir = "") {
+    args.push_back("--lease-ttl-ms=1500");
+    auto kbd = KbdProcess::Start({args, data_dir});
+    ASSERT_TRUE(kbd.ok()) << kbd.status();
+    kbd_ = std::move(*kbd);
+    stub_ = v1::Kbench::NewStub(grpc::CreateChannel(
+        kbd_->address(), grpc::InsecureChannelCredentials()));
+  }
+  std::unique_ptr<Child> Worker(const std::string& id) {
+    auto w = StartWorker(kbd_->address(), FakeRunner(), 0, {"--worker-id", id});
+    EXPECT_TRUE(w.ok()) << w.status();
+    return w.ok() ? std::move(*w) : nullptr;
+  }
+  void WaitForWorkers(int n) {
+    for (int i = 0; i < 200; ++i) {
+      v1::GetGpuSpecsRequest req;
+      v1::GetGpuSpecsResponse resp;
+      grpc::ClientContext ctx;
+      if (stub_->GetGpuSpecs(&ctx, req, &resp).ok() && resp.gpus_size() >= n) {
+        return;
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    FAIL() << "workers did not connect; kbd log:\n" << kbd_->Log();
+  }
+  grpc::Status Check(const std::string& source, v1::RunCorrectnessResponse* r,
+                     int budget_ms = 0) {
+    v1::RunCorrectnessRequest req;
+    req.mutable_kernel()->set_source(source);
+    req.mutable_kernel()->set_budget_ms(budget_ms);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    return stub_->RunCorrectness(&ctx, req, r);
+  }
+  v1::Job Submit(v1::JobKind kind, const std::string& source) {
+    v1::SubmitJobRequest req;
+    req.set_kind(kind);
+    req.mutable_kernel()->set_source(source);
+    v1::SubmitJobResponse resp;
+    grpc::ClientContext ctx;
+    EXPECT_TRUE(stub_->SubmitJob(&ctx, req, &resp).ok());
+    return resp.job();
+  }
+  v1::Job WaitDone(const std::string& id, absl::Duration timeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    v1::GetJobResponse resp;
+    while (absl::Now() < deadline) {
+      v1::GetJobRequest req;
+      req.set_job_id(id);
+      grpc::ClientContext ctx;
+      resp.Clear();
+      if (stub_->GetJob(&ctx, req, &resp).ok() &&
+          resp.job().stage() == v1::STAGE_DONE) {
+        break;
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return resp.job();
+  }
+
+  std::unique_ptr<KbdProcess> kbd_;
+  std::unique_ptr<v1::Kbench::Stub> stub_;
+};
+
+TEST_F(WorkerLeaseTest, PassesThroughTheWorkerAndRunner) {
+  StartKbd();
+  auto worker = Worker("w1");
+  WaitForWorkers(1);
+  v1::RunCorrectnessResponse resp;
+  ASSERT_TRUE(Check(Kernel("plain"), &resp).ok());
+  EXPECT_EQ(resp.result().verdict(), v1::VERDICT_PASSED);
+  EXPECT_EQ(resp.result().worker_id(), "w1");
+  // One trial row per public check shape (default + odd = 6 shapes).
+  EXPECT_EQ(resp.result().correctness().trials_size(), 6);
+  EXPECT_NE(resp.result().log().find("fake runner"), std::string::npos);
+  // The lease carried the cubin kbd compiled, and the GPU facts came back.
+  EXPECT_EQ(resp.result().gpu().arch(), "sm_90");
+}
+
+TEST_F(WorkerLeaseTest, CrashGivesCrashedAndTheNextJobPasses) {
+  StartKbd();
+  auto worker = Worker("w1");
+  WaitForWorkers(1);
+  v1::RunCorrectnessResponse crashed;
+  ASSERT_TRUE(Check(Kernel("FAKE_CRASH"), &crashed).ok());
+  EXPECT_EQ(crashed.result().verdict(), v1::VERDICT_CRASHED);
+  EXPECT_NE(crashed.result().message().find("signal"), std::string::npos)
+      << crashed.result().message();
+  v1::RunCorrectnessResponse next;
+  ASSERT_TRUE(Check(Kernel("after crash"), &next).ok());
+  EXPECT_EQ(next.result().verdict(), v1::VERDICT_PASSED);
+  EXPECT_TRUE(worker->Running());
+}
+
+TEST_F(WorkerLeaseTest, StickyErrorGivesCrashedAndTheRunnerIsReplaced) {
+  StartKbd();
+  auto worker = Worker("w1");
+  WaitForWorkers(1);
+  v1::RunCorrectnessResponse crashed;
+  ASSERT_TRUE(Check(Kernel("FAKE_UNHEALTHY"), &crashed).ok());
+  EXPECT_EQ(crashed.result().verdict(), v1::VERDICT_CRASHED);
+  v1::RunCorrectnessResponse next;
+  ASSERT_TRUE(Check(Kernel("after sticky"), &next).ok());
+  EXPECT_EQ(next.result().verdict(), v1::VERDICT_PASSED);
+}
+
+TEST_F(WorkerLeaseTest, HangIsTimedOutWithinItsBudget) {
+  StartKbd();
+  auto worker = Worker("w1");
+  WaitForWorkers(1);
+  const absl::Time t0 = absl::Now();
+  v1::RunCorrectnessResponse resp;
+  ASSERT_TRUE(Check(Kernel("FAKE_HANG"), &resp, /*budget_ms=*/1500).ok());
+  const absl::Duration took = absl::Now() - t0;
+  EXPECT_EQ(resp.result().verdict(), v1::VERDICT_TIMED_OUT);
+  EXPECT_NE(resp.result().message().find("budget"), std::string::npos);
+  // Budget 1.5 s + 1 s worker grace; a generous bound for a loaded machine.
+  EXPECT_LT(took, absl::Seconds(10));
+  v1::RunCorrectnessResponse next;
+  ASSERT_TRUE(Check(Kernel("after hang"), &next).ok());
+  EXPECT_EQ(next.result().verdict(), v1::VERDICT_PASSED);
+}
+
+TEST_F(WorkerLeaseTest, CancelStopsARunningJob) {
+  StartKbd();
+  auto worker = Worker("w1");
+  WaitForWorkers(1);
+  const v1::Job job = Submit(v1::JOB_KIND_CORRECTNESS, Kernel("FAKE_SLOW_MS=20000"));
+  for (int i = 0; i < 200; ++i) {
+    v1::GetJobRequest req;
+    req.set_job_id(job.id());
+    v1::GetJobResponse resp;
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->GetJob(&ctx, req, &resp).ok());
+    if (resp.job().stage() == v1::STAGE_RUNNING) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  v1::CancelJobRequest creq;
+  creq.set_job_id(job.id());
+  v1::CancelJobResponse cresp;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(stub_->CancelJob(&ctx, creq, &cresp).ok());
+  EXPECT_EQ(cresp.job().result().verdict(), v1::VERDICT_CANCELLED);
+  // The worker stops the run and takes the next job.
+  v1::RunCorrectnessResponse next;
+  ASSERT_TRUE(Check(Kernel("after cancel"), &next).ok());
+  EXPECT_EQ(next.result().verdict(), v1::VERDICT_PASSED);
+}
+
+TEST_F(WorkerLeaseTest, LostLeaseIsRequeuedToAnotherWorker) {
+  StartKbd();
+  auto first = Worker("w-first");
+  WaitForWorkers(1);
+  const v1::Job job = Submit(v1::JOB_KIND_CORRECTNESS, Kernel("FAKE_SLOW_MS=1500"));
+  for (int i = 0; i < 200; ++i) {
+    v1::GetJobRequest req;
+    req.set_job_id(job.id());
+    v1::GetJobResponse resp;
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->GetJob(&ctx, req, &resp).ok());
+    if (resp.job().stage() == v1::STAGE_RUNNING) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  first->Kill();  // The worker host dies mid-job.
+  auto second = Worker("w-second");
+  const v1::Job done = WaitDone(job.id(), absl::Seconds(30));
+  ASSERT_EQ(done.stage(), v1::STAGE_DONE) << kbd_->Log();
+  EXPECT_EQ(done.result().verdict(), v1::VERDICT_PASSED);
+  EXPECT_EQ(done.worker_id(), "w-second");
+  EXPECT_EQ(done.attempts(), 2);
+}
+
+TEST_F(WorkerLeaseTest, QueuedJobsSurviveAKbdRestart) {
+  testing::TempDir dir;
+  StartKbd({"--no-worker-timeout-ms=60000"}, dir.path());
+  auto worker = Worker("w1");
+  WaitForWorkers(1);
+  worker->Kill();  // Nobody serves the queue now; the job waits.
+  const v1::Job job = Submit(v1::JOB_KIND_CORRECTNESS, Kernel("restart"));
+  EXPECT_NE(job.stage(), v1::STAGE_DONE);
+  ASSERT_EQ(kbd_->Stop(), 0);
+  StartKbd({}, dir.path());
+  auto again = Worker("w2");
+  const v1::Job done = WaitDone(job.id(), absl::Seconds(30));
+  ASSERT_EQ(done.stage(), v1::STAGE_DONE) << kbd_->Log();
+  EXPECT_EQ(done.result().verdict(), v1::VERDICT_PASSED);
+}
+
+TEST_F(WorkerLeaseTest, WorkerWithoutAGpuExitsWithAClearError) {
+  StartKbd();
+  auto w = StartWorker(kbd_->address(), FakeRunner(), 0, {});
+  ASSERT_TRUE(w.ok());
+  // Without this variable the fake runner says hello; with it, it fails.
+  auto failing = Child::Start(
+      {BinDir() + "/kbworker", "--server", kbd_->address(), "--runner",
+       FakeRunner()},
+      {{"KB_FAKE_RUNNER_FAIL_HELLO", "1"}});
+  ASSERT_TRUE(failing.ok());
+  EXPECT_EQ((*failing)->Wait(absl::Seconds(30)), 3);
+  EXPECT_NE((*failing)->Stderr().find("runner could not start"),
+            std::string::npos)
+      << (*failing)->Stderr();
+}
+
+}  // namespace
+}  // namespace kbench

@@ -1,1 +1,0 @@
-int KbTestUtilPlaceholder() { return 0; }

@@ -1,0 +1,150 @@
+#include "worker/runner/correctness_checker.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/output_compare.h"
+#include "common/problem_util.h"
+#include "common/status_macros.h"
+#include "worker/runner/cuda_status.h"
+
+namespace kbench {
+namespace {
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+std::string TrialFailure(const v1::TrialResult& t) {
+  std::string where = absl::StrCat(t.shape_set(), "/", t.shape());
+  if (t.nan_count() > 0) {
+    return absl::StrFormat(
+        "%s (seed %d): %d of %d outputs are NaN or unwritten (first at %s)",
+        where, t.seed(), t.nan_count(), t.elements(), t.first_mismatch());
+  }
+  return absl::StrFormat(
+      "%s (seed %d): %d of %d outputs outside tolerance, max abs error %.3g, "
+      "max rel error %.3g, rel-norm error %.3g; first mismatch at %s",
+      where, t.seed(), t.mismatches(), t.elements(), t.max_abs_error(),
+      t.max_rel_error(), t.rel_norm_error(),
+      t.first_mismatch().empty() ? "(none: the norm test failed)"
+                                 : t.first_mismatch());
+}
+
+}  // namespace
+
+uint64_t TrialSeed(uint64_t job_seed, int set, int shape, int trial) {
+  return Mix(job_seed ^ Mix((uint64_t(set) << 40) ^ (uint64_t(shape) << 20) ^
+                            uint64_t(trial)));
+}
+
+absl::Status CompareOutputs(
+    const v1::Problem& problem, const TensorSet& tensors,
+    const std::map<std::string, std::vector<double>>& golden,
+    cudaStream_t stream, v1::TrialResult* trial, ReferenceOp* read_from) {
+  bool all_passed = true;
+  std::vector<double> host;
+  for (const TensorSet::Tensor& t : tensors.tensors()) {
+    if (t.spec->role() != v1::TENSOR_ROLE_OUTPUT) continue;
+    const TensorSet::Tensor* src =
+        read_from ? read_from->EagerOutput(t.spec->name()) : &t;
+    if (src == nullptr) continue;
+    RETURN_IF_ERROR(tensors.ReadAsDouble(*src, stream, &host));
+    auto it = golden.find(t.spec->name());
+    if (it == golden.end() || it->second.size() != host.size()) {
+      return absl::InternalError(absl::StrCat(
+          "the reference produced no golden result for '", t.spec->name(),
+          "'"));
+    }
+    OutputLayout layout{t.extents, IndexNames(*t.spec)};
+    v1::TrialResult one;
+    CompareOutput(host.data(), it->second.data(),
+                  static_cast<int64_t>(host.size()), problem.tolerance(),
+                  layout, &one);
+    // With several outputs, report the first failing one (else the first).
+    if ((!one.passed() && all_passed) || trial->elements() == 0) {
+      trial->set_max_abs_error(one.max_abs_error());
+      trial->set_max_rel_error(one.max_rel_error());
+      trial->set_rel_norm_error(one.rel_norm_error());
+      trial->set_mismatches(one.mismatches());
+      trial->set_elements(one.elements());
+      trial->set_nan_count(one.nan_count());
+      trial->set_first_mismatch(one.first_mismatch());
+    }
+    all_passed = all_passed && one.passed();
+  }
+  trial->set_passed(all_passed);
+  return absl::OkStatus();
+}
+
+absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
+                                     const ProgressFn& progress,
+                                     v1::CorrectnessReport* report) {
+  const v1::Problem& problem = job.problem();
+  const int trials = job.trials() > 0 ? job.trials() : 1;
+  int total = 0;
+  for (const v1::ShapeSet& set : job.check_sets()) {
+    total += set.shapes_size() * trials;
+  }
+  *report->mutable_tolerance() = problem.tolerance();
+  cudaStream_t s = ctx_->stream();
+  int done = 0;
+  for (int si = 0; si < job.check_sets_size(); ++si) {
+    const v1::ShapeSet& set = job.check_sets(si);
+    for (int hi = 0; hi < set.shapes_size(); ++hi) {
+      const v1::Shape& shape = set.shapes(hi);
+      ASSIGN_OR_RETURN(const DimValues dims, ShapeDims(problem, shape));
+      const std::string where =
+          absl::StrCat(set.name(), "/", shape.name(), " (",
+                       FormatDims(problem, dims), ")");
+      ASSIGN_OR_RETURN(const ConcretePlan cplan,
+                       ResolveLaunchPlan(plan_, problem, dims));
+      RETURN_IF_ERROR(
+          CheckDeviceLimits(cplan, ctx_->spec(), module_->StaticSmem()));
+      ASSIGN_OR_RETURN(TensorSet tensors, TensorSet::Allocate(problem, dims));
+      ASSIGN_OR_RETURN(std::unique_ptr<BoundPlan> bound,
+                       module_->Bind(cplan, tensors));
+      for (int t = 0; t < trials; ++t) {
+        progress(absl::StrCat("checking ", where, ", trial ", t + 1, "/",
+                              trials, " (", ++done, "/", total, ")"));
+        v1::TrialResult* trial = report->add_trials();
+        trial->set_shape_set(set.name());
+        trial->set_shape(shape.name());
+        trial->mutable_dims()->insert(dims.begin(), dims.end());
+        trial->set_seed(TrialSeed(job.seed(), si, hi, t));
+        RETURN_IF_ERROR(tensors.FillInputs(trial->seed(), s));
+        std::map<std::string, std::vector<double>> golden;
+        RETURN_IF_ERROR(reference_->Golden(tensors, &golden));
+        RETURN_IF_ERROR(tensors.PoisonOutputs(s));
+        CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s), "preparing a trial");
+        const auto t0 = std::chrono::steady_clock::now();
+        RETURN_IF_ERROR(bound->Enqueue());
+        const cudaError_t err = cudaStreamSynchronize(s);
+        if (err != cudaSuccess) {
+          return CudaRtStatus(
+              err, absl::StrCat("running the kernel on ", where, ", trial ",
+                                t + 1));
+        }
+        trial->set_kernel_ms(std::chrono::duration<double, std::milli>(
+                                 std::chrono::steady_clock::now() - t0)
+                                 .count());
+        RETURN_IF_ERROR(CompareOutputs(problem, tensors, golden, s, trial));
+        if (!trial->passed() && report->message().empty()) {
+          report->set_message(TrialFailure(*trial));
+        }
+      }
+    }
+  }
+  int passed = 0;
+  for (const v1::TrialResult& t : report->trials()) passed += t.passed();
+  report->set_trials_run(report->trials_size());
+  report->set_trials_passed(passed);
+  report->set_passed(passed == report->trials_size() && passed > 0);
+  return absl::OkStatus();
+}
+
+}  // namespace kbench

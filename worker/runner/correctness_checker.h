@@ -1,0 +1,56 @@
+// CorrectnessChecker: runs the candidate on every shape of the job's check
+// sets, for `trials` fresh seeds each, and compares every output with the
+// fp64 golden result. Per trial: seeded random inputs, the golden result
+// (computed first, then scrubbed from the device), outputs poisoned with
+// NaN, one run of the launch plan, read-back and comparison.
+//
+// Ownership: borrows everything. Thread safety: none (runner thread).
+#ifndef KBENCH_WORKER_RUNNER_CORRECTNESS_CHECKER_H_
+#define KBENCH_WORKER_RUNNER_CORRECTNESS_CHECKER_H_
+
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "kbench/v1/report.pb.h"
+#include "kbench/v1/worker.pb.h"
+#include "worker/runner/candidate_module.h"
+#include "worker/runner/reference_op.h"
+
+namespace kbench {
+
+using ProgressFn = std::function<void(const std::string&)>;
+
+// Seed of one trial, mixed from the job's seed so trials never repeat.
+uint64_t TrialSeed(uint64_t job_seed, int set, int shape, int trial);
+
+// Compares every output of `tensors` (or, when `read_from` is given, the
+// reference's eager outputs) with `golden`; appends nothing, fills `trial`.
+absl::Status CompareOutputs(
+    const v1::Problem& problem, const TensorSet& tensors,
+    const std::map<std::string, std::vector<double>>& golden,
+    cudaStream_t stream, v1::TrialResult* trial,
+    ReferenceOp* read_from = nullptr);
+
+class CorrectnessChecker {
+ public:
+  CorrectnessChecker(DeviceContext* ctx, CandidateModule* module,
+                     ReferenceOp* reference, const v1::LaunchPlan& plan)
+      : ctx_(ctx), module_(module), reference_(reference), plan_(plan) {}
+
+  // Fills `report`. A wrong result is not an error status (report.passed is
+  // false). Errors: kAborted for a sticky CUDA error (the kernel crashed),
+  // InvalidArgument for a launch the GPU refuses or a limit it exceeds.
+  absl::Status Run(const v1::RunnerJob& job, const ProgressFn& progress,
+                   v1::CorrectnessReport* report);
+
+ private:
+  DeviceContext* ctx_;
+  CandidateModule* module_;
+  ReferenceOp* reference_;
+  const v1::LaunchPlan& plan_;
+};
+
+}  // namespace kbench
+
+#endif  // KBENCH_WORKER_RUNNER_CORRECTNESS_CHECKER_H_

@@ -1,0 +1,131 @@
+#include "worker/runner/evaluator.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "common/launch_plan.h"
+#include "common/status_macros.h"
+#include "worker/runner/candidate_module.h"
+#include "worker/runner/cuda_status.h"
+#include "worker/runner/reference_op.h"
+
+namespace kbench {
+namespace {
+
+void SetError(const absl::Status& status, v1::JobResult* result) {
+  result->mutable_error()->set_code(static_cast<int>(status.code()));
+  result->mutable_error()->set_message(std::string(status.message()));
+  result->set_message(std::string(status.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
+    DeviceContext* ctx) {
+  std::unique_ptr<Evaluator> e(new Evaluator(ctx));
+  ASSIGN_OR_RETURN(e->timing_, TimingRunner::Create(ctx));
+  return e;
+}
+
+absl::StatusOr<std::string> Evaluator::CubinFor(const v1::RunnerJob& job,
+                                                v1::JobResult* result) {
+  if (!job.cubin().empty() && job.cubin_arch() == ctx_->spec().arch()) {
+    return job.cubin();
+  }
+  ASSIGN_OR_RETURN(CompileOutput out,
+                   compiler_.Compile(job.source(), job.filename(),
+                                     ctx_->spec().arch()));
+  *result->mutable_compile() = out.report;
+  if (!out.report.success()) {
+    std::string first = "see the compile report";
+    for (const v1::Diagnostic& d : out.report.diagnostics()) {
+      if (d.severity() == "error") {
+        first = absl::StrCat(job.filename(), ":", d.line(), ": ", d.message());
+        break;
+      }
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("compile failed for ", ctx_->spec().arch(), ": ", first));
+  }
+  return std::move(out.cubin);
+}
+
+absl::Status Evaluator::RunChecked(const v1::RunnerJob& job,
+                                   const ProgressFn& progress,
+                                   v1::JobResult* result) {
+  progress("loading the kernel");
+  ASSIGN_OR_RETURN(const std::string cubin, CubinFor(job, result));
+  ASSIGN_OR_RETURN(const v1::LaunchPlan plan, ParseLaunchPlan(job.source()));
+  RETURN_IF_ERROR(ValidateLaunchPlan(plan, job.problem()));
+  ASSIGN_OR_RETURN(std::unique_ptr<CandidateModule> module,
+                   CandidateModule::Load(ctx_, cubin, plan, job.problem()));
+  ASSIGN_OR_RETURN(std::unique_ptr<ReferenceOp> reference,
+                   MakeReferenceOp(job.problem(), ctx_));
+
+  CorrectnessChecker checker(ctx_, module.get(), reference.get(), plan);
+  RETURN_IF_ERROR(checker.Run(job, progress, result->mutable_correctness()));
+  if (!result->correctness().passed()) {
+    result->set_verdict(v1::VERDICT_FAILED);
+    result->set_message(result->correctness().message());
+    return absl::OkStatus();
+  }
+  if (job.kind() == v1::JOB_KIND_SUBMIT || job.kind() == v1::JOB_KIND_PROFILE) {
+    // A fresh module, so device globals set during the check start over.
+    module.reset();
+    ASSIGN_OR_RETURN(module,
+                     CandidateModule::Load(ctx_, cubin, plan, job.problem()));
+    std::string wrong;
+    RETURN_IF_ERROR(timing_->Run(
+        job, plan, module.get(), reference.get(), progress,
+        result->mutable_timing(),
+        job.kind() == v1::JOB_KIND_PROFILE ? result->mutable_profile()
+                                           : nullptr,
+        &wrong));
+    if (!wrong.empty()) {
+      result->set_verdict(v1::VERDICT_FAILED);
+      result->set_message(wrong);
+      return absl::OkStatus();
+    }
+  }
+  result->set_verdict(v1::VERDICT_PASSED);
+  return absl::OkStatus();
+}
+
+v1::JobResult Evaluator::Run(const v1::RunnerJob& job,
+                             const ProgressFn& progress, bool* unhealthy) {
+  const auto t0 = std::chrono::steady_clock::now();
+  v1::JobResult result;
+  *result.mutable_gpu() = ctx_->spec();
+  *unhealthy = false;
+  const absl::Status status = RunChecked(job, progress, &result);
+  if (!status.ok()) {
+    if (IsSticky(status)) {
+      // The kernel crashed; no error status: this is the kernel's verdict.
+      result.set_verdict(v1::VERDICT_CRASHED);
+      result.set_message(std::string(status.message()));
+      *unhealthy = true;
+    } else if (result.has_compile() && !result.compile().success()) {
+      result.set_verdict(v1::VERDICT_COMPILE_ERROR);
+      SetError(status, &result);
+    } else if (status.code() == absl::StatusCode::kInvalidArgument ||
+               status.code() == absl::StatusCode::kResourceExhausted) {
+      result.set_verdict(v1::VERDICT_REJECTED);
+      SetError(status, &result);
+    } else {
+      result.set_verdict(v1::VERDICT_ERROR);
+      SetError(status, &result);
+    }
+    // A non-sticky launch error must not leak into the next job; if the
+    // device does not settle, the runner is replaced.
+    if (!*unhealthy) {
+      cudaGetLastError();
+      if (cudaDeviceSynchronize() != cudaSuccess) *unhealthy = true;
+    }
+  }
+  result.set_runner_ms(std::chrono::duration<double, std::milli>(
+                           std::chrono::steady_clock::now() - t0)
+                           .count());
+  return result;
+}
+
+}  // namespace kbench

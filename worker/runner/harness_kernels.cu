@@ -1,0 +1,180 @@
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "worker/runner/harness_kernels.h"
+
+namespace kbench {
+namespace {
+
+// kbench.v1.DType values.
+constexpr int kFp32 = 1, kBf16 = 2, kFp16 = 3, kFp64 = 4;
+
+constexpr int kThreads = 256;
+
+__host__ __device__ inline uint64_t SplitMix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+__device__ inline void Store(void* dst, int dtype, int64_t i, double v) {
+  switch (dtype) {
+    case kFp32:
+      static_cast<float*>(dst)[i] = static_cast<float>(v);
+      break;
+    case kBf16:
+      static_cast<__nv_bfloat16*>(dst)[i] =
+          __float2bfloat16_rn(static_cast<float>(v));
+      break;
+    case kFp16:
+      static_cast<__half*>(dst)[i] = __float2half_rn(static_cast<float>(v));
+      break;
+    default:
+      static_cast<double*>(dst)[i] = v;
+  }
+}
+
+__device__ inline double Load(const void* src, int dtype, int64_t i) {
+  switch (dtype) {
+    case kFp32:
+      return static_cast<const float*>(src)[i];
+    case kBf16:
+      return __bfloat162float(static_cast<const __nv_bfloat16*>(src)[i]);
+    case kFp16:
+      return __half2float(static_cast<const __half*>(src)[i]);
+    default:
+      return static_cast<const double*>(src)[i];
+  }
+}
+
+__global__ void FillUniformKernel(void* dst, int dtype, int64_t n,
+                                  uint64_t seed, float lo, float hi) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const uint64_t r = SplitMix64(seed ^ SplitMix64(uint64_t(i)));
+    const double u = double(r >> 11) * (1.0 / 9007199254740992.0);  // [0,1)
+    Store(dst, dtype, i, lo + (double(hi) - lo) * u);
+  }
+}
+
+__global__ void FillNaNKernel(void* dst, int dtype, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    Store(dst, dtype, i, __longlong_as_double(0x7ff8000000000000ll));
+  }
+}
+
+__global__ void ToDoubleKernel(const void* src, int dtype, double* dst,
+                               int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    dst[i] = Load(src, dtype, i);
+  }
+}
+
+// One thread per element of gathered (B, R*H).
+__global__ void GatherKernel(const void* x, int src_dtype, void* gathered,
+                             int dst_dtype, int R, int B, int H) {
+  const int64_t RH = int64_t(R) * H;
+  const int64_t n = int64_t(B) * RH;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t b = i / RH, j = i % RH;
+    const int64_t r = j / H, h = j % H;
+    const int64_t src = (r * B + b) * H + h;
+    if (src_dtype == dst_dtype && src_dtype == kFp32) {
+      static_cast<float*>(gathered)[i] = static_cast<const float*>(x)[src];
+    } else if (src_dtype == dst_dtype && src_dtype != kFp64) {
+      // Same 16-bit type: copy the bits.
+      static_cast<uint16_t*>(gathered)[i] =
+          static_cast<const uint16_t*>(x)[src];
+    } else {
+      Store(gathered, dst_dtype, i, Load(x, src_dtype, src));
+    }
+  }
+}
+
+__global__ void BroadcastRowsKernel(const double* bias, double* out, int B,
+                                    int K) {
+  const int64_t n = int64_t(B) * K;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    out[i] = bias[i % K];
+  }
+}
+
+__global__ void BlockStreamKernel(const volatile int* flag, int* timed_out,
+                                  uint64_t timeout_ns) {
+  uint64_t start;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  while (*flag == 0) {
+    uint64_t now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (now - start > timeout_ns) {
+      *timed_out = 1;
+      break;
+    }
+    __nanosleep(100);
+  }
+}
+
+unsigned int Blocks(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned int>(blocks < 65535 * 8 ? (blocks > 0 ? blocks : 1)
+                                                      : 65535 * 8);
+}
+
+}  // namespace
+
+cudaError_t LaunchBlockStream(const volatile int* flag, int* timed_out,
+                              uint64_t timeout_ns, cudaStream_t stream) {
+  BlockStreamKernel<<<1, 1, 0, stream>>>(flag, timed_out, timeout_ns);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchFillUniform(void* dst, int dtype, int64_t n, uint64_t seed,
+                              float lo, float hi, cudaStream_t stream) {
+  FillUniformKernel<<<Blocks(n), kThreads, 0, stream>>>(dst, dtype, n, seed,
+                                                         lo, hi);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchFillNaN(void* dst, int dtype, int64_t n,
+                          cudaStream_t stream) {
+  FillNaNKernel<<<Blocks(n), kThreads, 0, stream>>>(dst, dtype, n);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchToDouble(const void* src, int dtype, double* dst, int64_t n,
+                           cudaStream_t stream) {
+  ToDoubleKernel<<<Blocks(n), kThreads, 0, stream>>>(src, dtype, dst, n);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchGatherToDouble(const void* x, int dtype, double* gathered,
+                                 int R, int B, int H, cudaStream_t stream) {
+  const int64_t n = int64_t(B) * R * H;
+  GatherKernel<<<Blocks(n), kThreads, 0, stream>>>(x, dtype, gathered, kFp64,
+                                                    R, B, H);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchBroadcastRows(const double* bias, double* out, int B, int K,
+                                cudaStream_t stream) {
+  BroadcastRowsKernel<<<Blocks(int64_t(B) * K), kThreads, 0, stream>>>(
+      bias, out, B, K);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchConcatLastDim(const void* x, void* gathered, int dtype,
+                                int R, int B, int H, cudaStream_t stream) {
+  const int64_t n = int64_t(B) * R * H;
+  GatherKernel<<<Blocks(n), kThreads, 0, stream>>>(x, dtype, gathered, dtype,
+                                                    R, B, H);
+  return cudaGetLastError();
+}
+
+}  // namespace kbench

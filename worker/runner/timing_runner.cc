@@ -1,0 +1,219 @@
+#include "worker/runner/timing_runner.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/problem_util.h"
+#include "common/sample_stats.h"
+#include "common/status_macros.h"
+#include "common/stopping_criterion.h"
+#include "spdlog/spdlog.h"
+#include "worker/runner/cuda_status.h"
+#include "worker/runner/interleaved_sampler.h"
+
+namespace kbench {
+
+absl::StatusOr<std::unique_ptr<TimingRunner>> TimingRunner::Create(
+    DeviceContext* ctx) {
+  std::unique_ptr<TimingRunner> r(new TimingRunner(ctx));
+  ASSIGN_OR_RETURN(r->flusher_, L2Flusher::Create(ctx->spec().l2_bytes()));
+  ASSIGN_OR_RETURN(r->blocker_, StreamBlocker::Create());
+  return r;
+}
+
+absl::Status TimingRunner::Run(const v1::RunnerJob& job,
+                               const v1::LaunchPlan& plan,
+                               CandidateModule* module, ReferenceOp* reference,
+                               const ProgressFn& progress,
+                               v1::TimingReport* timing,
+                               v1::ProfileReport* profile,
+                               std::string* wrong_output) {
+  const v1::Problem& problem = job.problem();
+  ASSIGN_OR_RETURN(const DimValues dims,
+                   ShapeDims(problem, job.timing_shape()));
+  const std::string where = absl::StrCat(job.timing_set(), "/",
+                                         job.timing_shape().name(), " (",
+                                         FormatDims(problem, dims), ")");
+  ASSIGN_OR_RETURN(const ConcretePlan cplan,
+                   ResolveLaunchPlan(plan, problem, dims));
+  RETURN_IF_ERROR(CheckDeviceLimits(cplan, ctx_->spec(), module->StaticSmem()));
+  ASSIGN_OR_RETURN(TensorSet tensors, TensorSet::Allocate(problem, dims));
+  ASSIGN_OR_RETURN(std::unique_ptr<BoundPlan> bound,
+                   module->Bind(cplan, tensors));
+  cudaStream_t s = ctx_->stream();
+  // Fresh inputs, and their golden result, for checking the timed runs.
+  const uint64_t seed = TrialSeed(job.seed(), 1 << 20, 0, 0);
+  RETURN_IF_ERROR(tensors.FillInputs(seed, s));
+  std::map<std::string, std::vector<double>> golden;
+  RETURN_IF_ERROR(reference->Golden(tensors, &golden));
+  RETURN_IF_ERROR(tensors.PoisonOutputs(s));
+  RETURN_IF_ERROR(reference->PrepareEager(tensors));
+
+  progress(absl::StrCat("timing kernel and reference on ", where));
+  // No persisting-L2 window may carry over from an earlier job.
+  ctx_->driver().CtxResetPersistingL2Cache();
+  InterleavedSampler::Options options;
+  options.flush_l2 = !job.timing_hot_l2();
+  options.stop.max_rel_stderr =
+      job.timing_max_rel_stderr() > 0 ? job.timing_max_rel_stderr() : 0.005;
+  options.stop.min_samples =
+      job.timing_min_samples() > 0 ? job.timing_min_samples() : 20;
+  options.stop.max_time_ms =
+      job.timing_max_time_ms() > 0 ? job.timing_max_time_ms() : 1000;
+  InterleavedSampler sampler(ctx_, flusher_.get(), blocker_.get(), options);
+  ASSIGN_OR_RETURN(
+      const InterleavedSampler::Result sampled,
+      sampler.Run({{"kernel", [&] { return bound->Enqueue(); }},
+                   {"reference", [&] { return reference->RunEager(); }}}));
+
+  timing->set_shape_set(job.timing_set());
+  timing->set_shape(job.timing_shape().name());
+  timing->mutable_dims()->insert(dims.begin(), dims.end());
+  *timing->mutable_kernel() = ComputeStats(sampled.samples_us[0]);
+  *timing->mutable_reference() = ComputeStats(sampled.samples_us[1]);
+  if (timing->kernel().median_us() > 0) {
+    timing->set_speedup(timing->reference().median_us() /
+                        timing->kernel().median_us());
+  }
+  timing->set_kernel_launches(bound->launches());
+  timing->set_reference_launches(reference->EagerLaunches());
+  timing->set_reference_name(reference->EagerName());
+  timing->set_l2_flushed(options.flush_l2);
+  timing->set_stop_reason(sampled.stop_reason);
+  timing->set_wall_ms(sampled.wall_ms);
+
+  // The timed runs must have computed the answer, too.
+  v1::TrialResult check;
+  RETURN_IF_ERROR(CompareOutputs(problem, tensors, golden, s, &check));
+  if (!check.passed()) {
+    *wrong_output = absl::StrFormat(
+        "the output of the timed runs on %s is wrong: %d of %d outputs "
+        "outside tolerance (max abs error %.3g, %d NaN)",
+        where, check.mismatches(), check.elements(), check.max_abs_error(),
+        check.nan_count());
+  }
+  v1::TrialResult ref_check;
+  RETURN_IF_ERROR(
+      CompareOutputs(problem, tensors, golden, s, &ref_check, reference));
+  if (!ref_check.passed()) {
+    spdlog::warn("reference pipeline differs from the fp64 golden result on "
+                 "{}: rel-norm error {:.3g}",
+                 where, ref_check.rel_norm_error());
+  }
+  if (profile != nullptr) {
+    progress(absl::StrCat("profiling each launch on ", where));
+    profile->set_shape(job.timing_shape().name());
+    profile->mutable_dims()->insert(dims.begin(), dims.end());
+    RETURN_IF_ERROR(ProfileLaunches(job, bound.get(), module, profile));
+    *profile->mutable_timing() = *timing;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TimingRunner::ProfileLaunches(const v1::RunnerJob& job,
+                                           BoundPlan* bound,
+                                           CandidateModule* module,
+                                           v1::ProfileReport* profile) {
+  cudaStream_t s = ctx_->stream();
+  const int segments = bound->segments();
+  std::vector<cudaEvent_t> marks(segments + 1);
+  for (cudaEvent_t& e : marks) {
+    CUDA_RETURN_IF_ERROR(cudaEventCreate(&e), "creating profile events");
+  }
+  struct Cleanup {
+    std::vector<cudaEvent_t>& marks;
+    ~Cleanup() {
+      for (cudaEvent_t e : marks) cudaEventDestroy(e);
+    }
+  } cleanup{marks};
+  StoppingCriterion::Options stop;
+  stop.max_time_ms = 300;
+  StoppingCriterion criterion(stop);
+  std::vector<std::vector<double>> seg_us(segments);
+  std::vector<double> total_us;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed_ms = [&] {
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now() - t0)
+        .count();
+  };
+  while (!criterion.Done(elapsed_ms())) {
+    RETURN_IF_ERROR(blocker_->Block(s));
+    absl::Status queued = flusher_->Flush(s);
+    if (queued.ok()) queued = bound->Enqueue(&marks);
+    blocker_->Release();
+    const cudaError_t err = cudaStreamSynchronize(s);
+    RETURN_IF_ERROR(queued);
+    if (err != cudaSuccess) return CudaRtStatus(err, "profiling launches");
+    if (blocker_->TimedOut()) continue;
+    for (int i = 0; i < segments; ++i) {
+      float ms = 0;
+      cudaEventElapsedTime(&ms, marks[i], marks[i + 1]);
+      seg_us[i].push_back(1000.0 * ms);
+    }
+    float total = 0;
+    cudaEventElapsedTime(&total, marks[0], marks[segments]);
+    total_us.push_back(1000.0 * total);
+    criterion.Add(1000.0 * total);
+  }
+  *profile->mutable_total() = ComputeStats(total_us);
+  const v1::GpuSpec& spec = ctx_->spec();
+  const ConcretePlan& plan = bound->plan();
+  double sum_median = 0;
+  for (int i = 0; i < segments; ++i) {
+    sum_median += ComputeStats(seg_us[i]).median_us();
+  }
+  for (int i = 0; i < segments; ++i) {
+    v1::Stats stats = ComputeStats(seg_us[i]);
+    if (i == 0 && plan.workspaces.empty()) continue;  // No memset segment.
+    v1::LaunchProfile* lp = profile->add_launches();
+    *lp->mutable_time() = stats;
+    lp->set_share_pct(sum_median > 0 ? 100 * stats.median_us() / sum_median
+                                     : 0);
+    if (i == 0) {
+      lp->set_entry("(workspace zero-fill)");
+      continue;
+    }
+    const ConcreteLaunch& cl = plan.launches[i - 1];
+    const CandidateModule::FunctionInfo* info = module->Info(cl.entry);
+    lp->set_entry(cl.entry);
+    for (int d = 0; d < 3; ++d) {
+      lp->add_grid(cl.grid[d]);
+      lp->add_block(cl.block[d]);
+    }
+    const int64_t threads = cl.block[0] * cl.block[1] * cl.block[2];
+    const int64_t blocks = cl.grid[0] * cl.grid[1] * cl.grid[2];
+    lp->set_dynamic_smem_bytes(cl.smem_bytes);
+    lp->set_static_smem_bytes(info->static_smem_bytes);
+    lp->set_reserved_smem_bytes(spec.reserved_smem_per_block_bytes());
+    lp->set_registers(info->registers);
+    lp->set_local_bytes(info->local_bytes);
+    int per_sm = 0;
+    ctx_->driver().OccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, info->fn, static_cast<int>(threads),
+        static_cast<size_t>(cl.smem_bytes));
+    lp->set_blocks_per_sm(per_sm);
+    const int64_t warps = (threads + spec.warp_size() - 1) / spec.warp_size();
+    const int64_t max_warps = spec.max_threads_per_sm() / spec.warp_size();
+    lp->set_theoretical_occupancy_pct(
+        max_warps > 0 ? 100.0 * per_sm * warps / max_warps : 0);
+    if (per_sm > 0 && spec.sm_count() > 0) {
+      lp->set_waves(double(blocks) / (double(per_sm) * spec.sm_count()));
+    }
+  }
+  const v1::Problem& problem = job.problem();
+  ASSIGN_OR_RETURN(const DimValues dims, ShapeDims(problem, job.timing_shape()));
+  ASSIGN_OR_RETURN(const double flops, ProblemFlops(problem, dims));
+  ASSIGN_OR_RETURN(const double bytes, ProblemMinBytes(problem, dims));
+  profile->set_flops(flops);
+  profile->set_min_bytes(bytes);
+  const double t_s = profile->total().median_us() * 1e-6;
+  if (t_s > 0) {
+    profile->set_achieved_tflops(flops / t_s / 1e12);
+    profile->set_achieved_gbps(bytes / t_s / 1e9);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kbench

@@ -1,0 +1,53 @@
+// TimingRunner: times the candidate's launch plan against the reference's
+// eager pipeline at one shape, the same way (InterleavedSampler: cold L2,
+// events around each whole run, back-to-back on the GPU), then checks that
+// the timed runs computed the right answer. For profile jobs it also times
+// each launch of the plan and adds the static facts of each kernel
+// (registers, shared memory, occupancy, waves).
+//
+// Ownership: borrows everything; owns the L2 flusher and stream blocker it
+// creates. Thread safety: none (runner thread).
+#ifndef KBENCH_WORKER_RUNNER_TIMING_RUNNER_H_
+#define KBENCH_WORKER_RUNNER_TIMING_RUNNER_H_
+
+#include <memory>
+
+#include "absl/status/status.h"
+#include "kbench/v1/report.pb.h"
+#include "kbench/v1/worker.pb.h"
+#include "worker/runner/candidate_module.h"
+#include "worker/runner/correctness_checker.h"
+#include "worker/runner/l2_flusher.h"
+#include "worker/runner/reference_op.h"
+#include "worker/runner/stream_blocker.h"
+
+namespace kbench {
+
+class TimingRunner {
+ public:
+  // Creates the flusher (2x L2) and the blocker once; the runner keeps one.
+  static absl::StatusOr<std::unique_ptr<TimingRunner>> Create(
+      DeviceContext* ctx);
+
+  // Fills `timing` (and `profile` when non-null). When the timed runs'
+  // output is wrong, sets `wrong_output` to a one-line reason. Errors as in
+  // CorrectnessChecker::Run.
+  absl::Status Run(const v1::RunnerJob& job, const v1::LaunchPlan& plan,
+                   CandidateModule* module, ReferenceOp* reference,
+                   const ProgressFn& progress, v1::TimingReport* timing,
+                   v1::ProfileReport* profile, std::string* wrong_output);
+
+ private:
+  explicit TimingRunner(DeviceContext* ctx) : ctx_(ctx) {}
+  absl::Status ProfileLaunches(const v1::RunnerJob& job, BoundPlan* bound,
+                               CandidateModule* module,
+                               v1::ProfileReport* profile);
+
+  DeviceContext* ctx_;
+  std::unique_ptr<L2Flusher> flusher_;
+  std::unique_ptr<StreamBlocker> blocker_;
+};
+
+}  // namespace kbench
+
+#endif  // KBENCH_WORKER_RUNNER_TIMING_RUNNER_H_

@@ -1,0 +1,222 @@
+#include "worker/worker_loop.h"
+
+#include <unistd.h>
+
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "common/grpc_status.h"
+#include "spdlog/spdlog.h"
+
+namespace kbench {
+namespace {
+
+std::string Hostname() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof(buf) - 1);
+  return buf;
+}
+
+// The runner sees one GPU: the worker's, as device 0.
+std::string VisibleDevice(int gpu) {
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v && *v) {
+    std::vector<std::string> ids = absl::StrSplit(v, ',');
+    if (gpu >= 0 && gpu < static_cast<int>(ids.size())) return ids[gpu];
+  }
+  return std::to_string(gpu);
+}
+
+}  // namespace
+
+WorkerLoop::WorkerLoop(const Options& options) : options_(options) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  stub_ = v1::WorkerService::NewStub(grpc::CreateCustomChannel(
+      options_.server, grpc::InsecureChannelCredentials(), args));
+  info_.set_hostname(Hostname());
+  info_.set_gpu_index(options_.gpu);
+  info_.set_worker_id(options_.worker_id.empty()
+                          ? absl::StrCat(info_.hostname(), ":gpu", options_.gpu)
+                          : options_.worker_id);
+  info_.set_version(KBENCH_VERSION);
+}
+
+absl::Status WorkerLoop::EnsureRunner() {
+  if (runner_ && runner_->alive()) return absl::OkStatus();
+  runner_.reset();
+  RunnerProcess::Options ro;
+  ro.runner_path = options_.runner;
+  ro.args = options_.runner_args;
+  ro.env["CUDA_VISIBLE_DEVICES"] = VisibleDevice(options_.gpu);
+  absl::StatusOr<std::unique_ptr<RunnerProcess>> r = RunnerProcess::Start(ro);
+  if (!r.ok()) return r.status();
+  runner_ = std::move(*r);
+  *info_.mutable_spec() = runner_->hello().spec();
+  spdlog::info("runner pid {} ready on {} ({}) in {:.0f} ms", runner_->pid(),
+               info_.spec().name(), info_.spec().arch(),
+               runner_->hello().startup_ms());
+  return absl::OkStatus();
+}
+
+absl::Status WorkerLoop::Run() {
+  int failures = 0;
+  spdlog::info("worker {} serving GPU {} for {}", info_.worker_id(),
+               options_.gpu, options_.server);
+  while (!stopping_) {
+    if (absl::Status s = EnsureRunner(); !s.ok()) {
+      ++failures;
+      spdlog::error("starting the runner ({}/{}): {}", failures,
+                    options_.max_runner_failures, std::string(s.message()));
+      if (failures >= options_.max_runner_failures) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the runner could not start ", failures,
+            " times in a row; last: ", s.message()));
+      }
+      absl::SleepFor(absl::Seconds(failures));
+      continue;
+    }
+    failures = 0;
+    v1::LeaseJobRequest request;
+    *request.mutable_worker() = info_;
+    request.set_wait_ms(
+        static_cast<int>(absl::ToInt64Milliseconds(options_.lease_wait)));
+    v1::LeaseJobResponse lease;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(absl::Now() + options_.lease_wait +
+                                        absl::Seconds(10)));
+    const grpc::Status s = stub_->LeaseJob(&ctx, request, &lease);
+    if (!s.ok()) {
+      spdlog::warn("LeaseJob: {} ({}); retrying", s.error_message(),
+                   static_cast<int>(s.error_code()));
+      absl::SleepFor(absl::Seconds(1));
+      continue;
+    }
+    if (lease.lease_id().empty()) continue;  // The long-poll ran out.
+    spdlog::info("leased job {} (attempt {})", lease.job().job_id(),
+                 lease.attempt());
+    v1::JobResult result = Execute(lease);
+    if (result.verdict() == v1::VERDICT_UNSPECIFIED) continue;  // Lost lease.
+    Complete(lease.lease_id(), result);
+  }
+  return absl::OkStatus();
+}
+
+v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
+  std::atomic<bool> cancel{false}, lost{false}, done{false};
+  absl::Mutex mu;
+  std::string detail;
+  std::thread heartbeats([&] {
+    while (!done) {
+      v1::HeartbeatRequest hb;
+      hb.set_worker_id(info_.worker_id());
+      hb.set_lease_id(lease.lease_id());
+      {
+        absl::MutexLock lock(&mu);
+        hb.set_stage_detail(detail);
+      }
+      v1::HeartbeatResponse reply;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+      if (stub_->Heartbeat(&ctx, hb, &reply).ok()) {
+        if (reply.cancel()) cancel = true;
+        if (!reply.lease_valid()) {
+          lost = true;
+          cancel = true;
+        }
+      }
+      for (int i = 0; i < 20 && !done; ++i) {
+        absl::SleepFor(options_.heartbeat / 20);
+      }
+    }
+  });
+  const absl::Duration budget =
+      absl::Milliseconds(lease.job().budget_ms()) + options_.budget_grace;
+  RunnerProcess::Outcome out = runner_->Run(
+      lease.job(), budget,
+      [&](const std::string& d) {
+        absl::MutexLock lock(&mu);
+        detail = d;
+      },
+      &cancel);
+  done = true;
+  heartbeats.join();
+
+  v1::JobResult result;
+  const std::string last =
+      out.last_progress.empty() ? "" : absl::StrCat(" (last: ", out.last_progress, ")");
+  switch (out.kind) {
+    case RunnerProcess::Outcome::Kind::kResult:
+      result = std::move(out.result);
+      break;
+    case RunnerProcess::Outcome::Kind::kTimedOut:
+      result.set_verdict(v1::VERDICT_TIMED_OUT);
+      result.set_message(absl::StrCat(
+          "the kernel ran past the job's budget of ",
+          absl::FormatDuration(absl::Milliseconds(lease.job().budget_ms())),
+          " and its runner was killed", last));
+      break;
+    case RunnerProcess::Outcome::Kind::kDied:
+      result.set_verdict(v1::VERDICT_CRASHED);
+      result.set_message(absl::StrCat("the runner process died: ", out.detail,
+                                      last));
+      break;
+    case RunnerProcess::Outcome::Kind::kCancelled:
+      if (lost) {
+        spdlog::warn("lease {} was lost; dropping job {}", lease.lease_id(),
+                     lease.job().job_id());
+        return v1::JobResult();
+      }
+      result.set_verdict(v1::VERDICT_CANCELLED);
+      result.set_message("cancelled by a caller; the run was stopped");
+      break;
+    case RunnerProcess::Outcome::Kind::kProtocolError:
+      result.set_verdict(v1::VERDICT_ERROR);
+      result.mutable_error()->set_code(
+          static_cast<int>(absl::StatusCode::kInternal));
+      result.mutable_error()->set_message(
+          absl::StrCat("runner protocol error: ", out.detail));
+      result.set_message(result.error().message());
+      break;
+  }
+  if (!out.output.empty()) {
+    result.set_log(absl::StrCat(result.log(), result.log().empty() ? "" : "\n",
+                                "kernel stdout (printf):\n", out.output));
+  }
+  if (out.kind != RunnerProcess::Outcome::Kind::kResult || out.unhealthy) {
+    spdlog::warn("replacing the runner after job {}: {}", lease.job().job_id(),
+                 std::string(result.message()));
+    runner_.reset();
+  }
+  if (!result.has_gpu()) *result.mutable_gpu() = info_.spec();
+  return result;
+}
+
+void WorkerLoop::Complete(const std::string& lease_id,
+                          const v1::JobResult& result) {
+  v1::CompleteJobRequest request;
+  request.set_worker_id(info_.worker_id());
+  request.set_lease_id(lease_id);
+  *request.mutable_result() = result;
+  for (int attempt = 1; attempt <= 10 && !stopping_; ++attempt) {
+    v1::CompleteJobResponse response;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    const grpc::Status s = stub_->CompleteJob(&ctx, request, &response);
+    if (s.ok()) return;
+    if (s.error_code() != grpc::StatusCode::UNAVAILABLE &&
+        s.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
+      spdlog::warn("CompleteJob refused: {}", s.error_message());
+      return;
+    }
+    absl::SleepFor(absl::Milliseconds(200 * attempt));
+  }
+  spdlog::error("could not report the result of lease {}", lease_id);
+}
+
+}  // namespace kbench

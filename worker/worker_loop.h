@@ -1,0 +1,68 @@
+// WorkerLoop: the body of kbworker. It keeps one warm kbrunner child on its
+// GPU, long-polls kbd for a lease, runs the leased job in the runner under a
+// watchdog (the job's budget), heartbeats while it runs, and completes the
+// lease with the result. A runner that crashes, hangs or reports a sticky
+// CUDA error is replaced before the next lease; the worker itself never
+// dies from a candidate.
+//
+// Ownership: owns the gRPC channel and the runner process.
+// Thread safety: Run() on one thread; Stop() from any thread.
+#ifndef KBENCH_WORKER_WORKER_LOOP_H_
+#define KBENCH_WORKER_WORKER_LOOP_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "kbench/v1/worker.grpc.pb.h"
+#include "worker/runner_process.h"
+
+namespace kbench {
+
+class WorkerLoop {
+ public:
+  struct Options {
+    // kbd's gRPC address.
+    std::string server = "127.0.0.1:50051";
+    // GPU index on this host (among CUDA_VISIBLE_DEVICES if that is set).
+    int gpu = 0;
+    // kbrunner executable.
+    std::string runner;
+    // Extra arguments for the runner (e.g. --log-level).
+    std::vector<std::string> runner_args;
+    // Stable id reported to kbd; default "<hostname>:gpu<N>".
+    std::string worker_id;
+    // Long-poll length of one LeaseJob call.
+    absl::Duration lease_wait = absl::Seconds(20);
+    // Period of heartbeats while a job runs.
+    absl::Duration heartbeat = absl::Seconds(1);
+    // Added to a job's budget before the watchdog kills the runner.
+    absl::Duration budget_grace = absl::Seconds(1);
+    // Failed runner starts in a row before Run() gives up.
+    int max_runner_failures = 3;
+  };
+
+  explicit WorkerLoop(const Options& options);
+
+  // Serves until Stop(). FailedPrecondition when the runner cannot start
+  // (no GPU, no driver) max_runner_failures times in a row.
+  absl::Status Run();
+  void Stop() { stopping_ = true; }
+
+ private:
+  absl::Status EnsureRunner();
+  v1::JobResult Execute(const v1::LeaseJobResponse& lease);
+  void Complete(const std::string& lease_id, const v1::JobResult& result);
+
+  Options options_;
+  std::unique_ptr<v1::WorkerService::Stub> stub_;
+  std::unique_ptr<RunnerProcess> runner_;
+  v1::WorkerInfo info_;
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace kbench
+
+#endif  // KBENCH_WORKER_WORKER_LOOP_H_
