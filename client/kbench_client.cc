@@ -1,5 +1,7 @@
 #include "client/kbench_client.h"
 
+#include "common/grpc_status.h"
+
 #include <chrono>
 #include <utility>
 
@@ -14,12 +16,6 @@ std::chrono::system_clock::time_point ToChrono(absl::Time t) {
 }
 
 }  // namespace
-
-absl::Status FromGrpcStatus(const grpc::Status& status) {
-  if (status.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      status.error_message());
-}
 
 KbenchClient::KbenchClient(std::string address, absl::Duration default_timeout)
     : address_(std::move(address)), default_timeout_(default_timeout) {

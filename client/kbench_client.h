@@ -17,6 +17,7 @@
 #include "grpcpp/grpcpp.h"
 #include "kbench/v1/kbench.grpc.pb.h"
 #include "kbench/v1/kbench.pb.h"
+#include "common/grpc_status.h"  // FromGrpcStatus, for callers.
 
 namespace kbench {
 
@@ -30,9 +31,6 @@ struct KbenchCallOptions {
   // server restart.
   bool wait_for_ready = false;
 };
-
-// grpc::Status as absl::Status: same code, same message.
-absl::Status FromGrpcStatus(const grpc::Status& status);
 
 class KbenchClient {
  public:

@@ -14,6 +14,12 @@ out=${2:-bundle}
 rm -rf "$out"
 cmake --install "$build" --prefix "$out" >/dev/null
 cp scripts/run-gpu-tests.sh "$out/"
+# Only the gpu-labelled tests run from a bundle; the rest run in CI.
+keep=" $(for src in tests/gpu/*_test.cc tests/adversarial/*_test.cc; do
+  if [ -e "$src" ]; then printf '%s ' "$(basename "$src" .cc)"; fi; done)"
+for t in "$out"/tests/*; do
+  [[ "$keep" == *" $(basename "$t") "* ]] || rm -f "$t"
+done
 cp scripts/demo.sh "$out/bin/kbench-demo"
 mkdir -p "$out/lib"
 

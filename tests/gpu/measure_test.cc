@@ -76,13 +76,13 @@ TEST_F(MeasureTest, L2FlushMakesTheNextReadCold) {
   double hot = 0, cold = 0;
   for (int i = 0; i < 20; ++i) {
     ASSERT_TRUE(ReadBuffer(*a, *b, s).ok());  // Warm.
-    (*timer)->Start(0, s);
+    ASSERT_TRUE((*timer)->Start(0, s).ok());
     ASSERT_TRUE(ReadBuffer(*a, *b, s).ok());
-    (*timer)->Stop(0, s);
+    ASSERT_TRUE((*timer)->Stop(0, s).ok());
     ASSERT_TRUE((*flusher)->Flush(s).ok());
-    (*timer)->Start(1, s);
+    ASSERT_TRUE((*timer)->Start(1, s).ok());
     ASSERT_TRUE(ReadBuffer(*a, *b, s).ok());
-    (*timer)->Stop(1, s);
+    ASSERT_TRUE((*timer)->Stop(1, s).ok());
     ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     hot += (*timer)->ElapsedUs(0).value();
     cold += (*timer)->ElapsedUs(1).value();

@@ -106,7 +106,7 @@ TEST_F(WorkerLeaseTest, PassesThroughTheWorkerAndRunner) {
   EXPECT_EQ(resp.result().worker_id(), "w1");
   // One trial row per public check shape (default + odd = 6 shapes).
   EXPECT_EQ(resp.result().correctness().trials_size(), 6);
-  EXPECT_NE(resp.result().log().find("fake runner"), std::string::npos);
+  EXPECT_NE(resp.result().log().find("kb_fake_runner"), std::string::npos);
   // The lease carried the cubin kbd compiled, and the GPU facts came back.
   EXPECT_EQ(resp.result().gpu().arch(), "sm_90");
 }
