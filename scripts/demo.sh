@@ -24,8 +24,10 @@ if [ -f "$state/kbd.pid" ] && kill -0 "$(cat "$state/kbd.pid")" 2>/dev/null; the
   kill "$(cat "$state/kbd.pid")" && sleep 1
 fi
 rm -f "$state/port"
+# kbd and its workers must not hold this script's stdout: a caller piping
+# the demo (| tee) would never see the end of it.
 "$bin/kbd" --listen "$addr" --data-dir "$state" --local-worker=auto \
-  --port-file "$state/port" 2>"$state/kbd.log" &
+  --port-file "$state/port" </dev/null >/dev/null 2>"$state/kbd.log" &
 echo $! > "$state/kbd.pid"
 for _ in $(seq 100); do [ -s "$state/port" ] && break; sleep 0.1; done
 if [ ! -s "$state/port" ]; then

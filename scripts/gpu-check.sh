@@ -15,16 +15,16 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --
 
 echo "== ctest -L gpu"
 start=$(date +%s)
-"$bundle/run-gpu-tests.sh" "$@" 2>&1 | tee "$out/ctest-gpu.log"
+timeout 300 "$bundle/run-gpu-tests.sh" "$@" 2>&1 | tee "$out/ctest-gpu.log"
 echo "ctest exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
 cp "$bundle/Testing/Temporary/LastTest.log" "$out/ctest-gpu-full.log" 2>/dev/null
 
 echo "== demo"
 KBENCH_DEMO_DIR=$out/demo KBENCH_DEMO_ADDR=127.0.0.1:50051 \
-  "$bundle/bin/kbench-demo" "$bundle/bin" 2>&1 | tee "$out/demo.log"
+  timeout 60 "$bundle/bin/kbench-demo" "$bundle/bin" 2>&1 | tee "$out/demo.log"
 
 echo "== bench/tool_latency"
-"$bundle/bin/tool_latency" --server 127.0.0.1:50051 \
+timeout 180 "$bundle/bin/tool_latency" --server 127.0.0.1:50051 \
   --kernel kernels/examples/gather_linear_naive.cu --iterations 30 \
   --json "$out/latency.json" | tee "$out/latency.md"
 kill "$(cat "$out/demo/kbd.pid")" 2>/dev/null

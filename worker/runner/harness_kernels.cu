@@ -121,6 +121,14 @@ __global__ void BlockStreamKernel(const volatile int* flag, int* timed_out,
   }
 }
 
+__global__ void SpinForKernel(uint64_t ns) {
+  uint64_t start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
 unsigned int Blocks(int64_t n) {
   const int64_t blocks = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned int>(blocks < 65535 * 8 ? (blocks > 0 ? blocks : 1)
@@ -132,6 +140,11 @@ unsigned int Blocks(int64_t n) {
 cudaError_t LaunchBlockStream(const volatile int* flag, int* timed_out,
                               uint64_t timeout_ns, cudaStream_t stream) {
   BlockStreamKernel<<<1, 1, 0, stream>>>(flag, timed_out, timeout_ns);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchSpinFor(uint64_t ns, cudaStream_t stream) {
+  SpinForKernel<<<1, 1, 0, stream>>>(ns);
   return cudaGetLastError();
 }
 

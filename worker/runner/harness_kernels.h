@@ -55,3 +55,11 @@ cudaError_t LaunchBlockStream(const volatile int* flag, int* timed_out,
                               uint64_t timeout_ns, cudaStream_t stream);
 
 }  // namespace kbench
+
+namespace kbench {
+
+// One thread spins for `ns` of GPU time (%globaltimer): a workload of known
+// duration, for testing the timers.
+cudaError_t LaunchSpinFor(uint64_t ns, cudaStream_t stream);
+
+}  // namespace kbench
