@@ -95,6 +95,29 @@ absl::StatusOr<std::string> ProgramLog(nvrtcProgram program) {
   return log;
 }
 
+// Entry names from the PTX (".entry NAME(" lines): the kernels a cubin
+// holds, even when ptxas printed nothing.
+std::vector<std::string> PtxEntries(nvrtcProgram program) {
+  std::vector<std::string> names;
+  size_t size = 0;
+  if (nvrtcGetPTXSize(program, &size) != NVRTC_SUCCESS || size == 0) {
+    return names;
+  }
+  std::string ptx(size, '\0');
+  if (nvrtcGetPTX(program, &ptx[0]) != NVRTC_SUCCESS) return names;
+  for (absl::string_view line : absl::StrSplit(ptx, '\n')) {
+    line = absl::StripLeadingAsciiWhitespace(line);
+    absl::ConsumePrefix(&line, ".visible");
+    absl::ConsumePrefix(&line, ".weak");
+    line = absl::StripLeadingAsciiWhitespace(line);
+    if (!absl::ConsumePrefix(&line, ".entry")) continue;
+    line = absl::StripLeadingAsciiWhitespace(line);
+    const size_t end = line.find_first_of("( \t");
+    names.emplace_back(line.substr(0, end));
+  }
+  return names;
+}
+
 absl::StatusOr<std::string> ProgramCubin(nvrtcProgram program) {
   size_t size = 0;
   nvrtcResult result = nvrtcGetCUBINSize(program, &size);
@@ -286,6 +309,11 @@ NvrtcCompiler::NvrtcCompiler(CompileOptions defaults)
   if (defaults_.include_dirs.empty()) {
     defaults_.include_dirs = DefaultIncludeDirs();
   }
+  // NVRTC 12.9+ keeps a disk cache; on a hit it skips ptxas, whose -v lines
+  // (registers, shared memory, spills) every report needs. kbench has its
+  // own content-addressed cache, so NVRTC's is turned off for this process.
+  // Compilers are built at start-up, before other threads exist.
+  setenv("CUDA_CACHE_DISABLE", "1", /*overwrite=*/1);
 }
 
 std::string NvrtcCompiler::Version() {
@@ -392,6 +420,13 @@ absl::StatusOr<CompileOutput> NvrtcCompiler::Compile(
   if (report.success()) {
     ASSIGN_OR_RETURN(output.cubin, ProgramCubin(program.get()));
     report.set_cubin_bytes(static_cast<int64_t>(output.cubin.size()));
+    if (report.kernels_size() == 0) {
+      // ptxas printed no resource lines (a cache hit elsewhere): the names
+      // still come from the PTX; resources stay unknown (0).
+      for (std::string& name : PtxEntries(program.get())) {
+        report.add_kernels()->set_name(std::move(name));
+      }
+    }
   }
   spdlog::debug("nvrtc: compiled {} for {} in {:.1f} ms: {}, {} kernel(s)",
                 name, report.arch(), compile_ms,

@@ -108,18 +108,18 @@ absl::Status WorkerLoop::Run() {
 }
 
 v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
-  std::atomic<bool> cancel{false}, lost{false}, done{false};
+  std::atomic<bool> cancel{false}, lost{false};
   absl::Mutex mu;
+  bool done = false;  // Guarded by mu; wakes the heartbeat thread at once.
   std::string detail;
   std::thread heartbeats([&] {
+    absl::MutexLock lock(&mu);
     while (!done) {
       v1::HeartbeatRequest hb;
       hb.set_worker_id(info_.worker_id());
       hb.set_lease_id(lease.lease_id());
-      {
-        absl::MutexLock lock(&mu);
-        hb.set_stage_detail(detail);
-      }
+      hb.set_stage_detail(detail);
+      mu.Unlock();
       v1::HeartbeatResponse reply;
       grpc::ClientContext ctx;
       ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
@@ -130,9 +130,8 @@ v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
           cancel = true;
         }
       }
-      for (int i = 0; i < 20 && !done; ++i) {
-        absl::SleepFor(options_.heartbeat / 20);
-      }
+      mu.Lock();
+      mu.AwaitWithTimeout(absl::Condition(&done), options_.heartbeat);
     }
   });
   const absl::Duration budget =
@@ -144,7 +143,10 @@ v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
         detail = d;
       },
       &cancel);
-  done = true;
+  {
+    absl::MutexLock lock(&mu);
+    done = true;
+  }
   heartbeats.join();
 
   v1::JobResult result;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 #include <vector>
 
 #include "common/problem_util.h"
@@ -145,10 +146,16 @@ TEST_F(MeasureTest, InterleavedSamplerTimesEachWorkloadSeparately) {
   std::vector<double> a = result->samples_us[0], b = result->samples_us[1];
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
-  // Each workload's own time: not the flush, not the other workload, not a
-  // host launch gap (the blocker queues them back to back).
-  EXPECT_NEAR(a[a.size() / 2], 20.0, 3.0);
-  EXPECT_NEAR(b[b.size() / 2], 100.0, 5.0);
+  // Each workload's own time: not the flush (~40 us), not the other
+  // workload, not a host launch gap (the blocker queues them back to back).
+  // What remains over the spin is the GPU's own launch cost after an event.
+  const double a_med = a[a.size() / 2], b_med = b[b.size() / 2];
+  std::cout << "20 us spin: median " << a_med << " us; 100 us spin: median "
+            << b_med << " us\n";
+  EXPECT_GE(a_med, 20.0);
+  EXPECT_LE(a_med, 26.0);
+  EXPECT_GE(b_med, 100.0);
+  EXPECT_LE(b_med, 106.0);
   EXPECT_FALSE(result->stop_reason.empty());
   EXPECT_EQ(result->discarded_batches, 0);
 }
