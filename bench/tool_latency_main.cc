@@ -71,7 +71,8 @@ int main(int argc, char** argv) {
   std::string json_path;
   int n = 30;
   app.add_option("--server", server, "kbd address")->capture_default_str();
-  app.add_option("--kernel", kernel_path, "Kernel file (default: the naive example)")
+  app.add_option("--kernel", kernel_path,
+                 "Kernel file (default: the naive example)")
       ->required();
   app.add_option("--iterations", n, "Calls per tool (profile/submit: n/3)")
       ->capture_default_str();
@@ -151,12 +152,14 @@ int main(int argc, char** argv) {
     return client.SubmitKernel(req).status();
   });
 
-  std::printf("| tool | n | p50 (ms) | p99 (ms) | max (ms) | target (ms) | meets |\n");
+  std::printf(
+      "| tool | n | p50 (ms) | p99 (ms) | max (ms) | target (ms) | meets |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   nlohmann::json out = nlohmann::json::array();
   for (const Row& r : rows) {
     const double p50 = Percentile(r.ms, 0.5), p99 = Percentile(r.ms, 0.99);
-    const double mx = r.ms.empty() ? 0 : *std::max_element(r.ms.begin(), r.ms.end());
+    const double mx =
+        r.ms.empty() ? 0 : *std::max_element(r.ms.begin(), r.ms.end());
     const std::string target =
         r.target_ms > 0 ? absl::StrFormat("<= %.0f", r.target_ms) : "-";
     const std::string meets =

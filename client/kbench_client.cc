@@ -1,9 +1,9 @@
 #include "client/kbench_client.h"
 
-#include "common/grpc_status.h"
-
 #include <chrono>
 #include <utility>
+
+#include "common/grpc_status.h"
 
 namespace kbench {
 namespace {

@@ -14,10 +14,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/grpc_status.h"  // FromGrpcStatus, for callers.
 #include "grpcpp/grpcpp.h"
 #include "kbench/v1/kbench.grpc.pb.h"
 #include "kbench/v1/kbench.pb.h"
-#include "common/grpc_status.h"  // FromGrpcStatus, for callers.
 
 namespace kbench {
 

@@ -48,8 +48,7 @@ class Expr {
 };
 
 // Parse and evaluate in one step.
-absl::StatusOr<int64_t> EvalExpr(absl::string_view text,
-                                 const DimValues& dims);
+absl::StatusOr<int64_t> EvalExpr(absl::string_view text, const DimValues& dims);
 
 }  // namespace kbench
 

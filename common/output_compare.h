@@ -19,7 +19,7 @@
 namespace kbench {
 
 struct OutputLayout {
-  std::vector<int64_t> extents;  // Row-major extents of the output.
+  std::vector<int64_t> extents;          // Row-major extents of the output.
   std::vector<std::string> index_names;  // e.g. {"b", "k"}; same length.
 };
 

@@ -47,8 +47,8 @@ absl::StatusOr<int64_t> TensorElements(const v1::TensorSpec& tensor,
                                        const DimValues& dims);
 
 // Evaluated extents of a tensor at `dims`.
-absl::StatusOr<std::vector<int64_t>> TensorExtents(
-    const v1::TensorSpec& tensor, const DimValues& dims);
+absl::StatusOr<std::vector<int64_t>> TensorExtents(const v1::TensorSpec& tensor,
+                                                   const DimValues& dims);
 
 // The tensor or nullptr.
 const v1::TensorSpec* FindTensor(const v1::Problem& problem,

@@ -10,12 +10,12 @@
 
 // Evaluates `expr` (an absl::Status); returns it from the enclosing function
 // when it is not OK.
-#define RETURN_IF_ERROR(expr)                                \
-  do {                                                       \
-    ::absl::Status kb_status_macro_status_ = (expr);         \
-    if (!kb_status_macro_status_.ok()) {                     \
-      return kb_status_macro_status_;                        \
-    }                                                        \
+#define RETURN_IF_ERROR(expr)                        \
+  do {                                               \
+    ::absl::Status kb_status_macro_status_ = (expr); \
+    if (!kb_status_macro_status_.ok()) {             \
+      return kb_status_macro_status_;                \
+    }                                                \
   } while (false)
 
 #define KB_STATUS_MACROS_CONCAT_INNER_(x, y) x##y
@@ -24,8 +24,8 @@
 // ASSIGN_OR_RETURN(lhs, expr): evaluates `expr` (an absl::StatusOr<T>); on
 // error returns its status, else moves the value into `lhs`, which may be a
 // declaration (`auto x`) or an existing variable.
-#define ASSIGN_OR_RETURN(lhs, expr)                                         \
-  KB_ASSIGN_OR_RETURN_IMPL_(                                                \
+#define ASSIGN_OR_RETURN(lhs, expr) \
+  KB_ASSIGN_OR_RETURN_IMPL_(        \
       KB_STATUS_MACROS_CONCAT_(kb_status_or_value_, __LINE__), lhs, expr)
 
 #define KB_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \

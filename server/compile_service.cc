@@ -114,13 +114,15 @@ absl::StatusOr<CompileService::Result> CompileService::Produce(
       Result r;
       r.report = std::move((*stored)->report);
       r.report.set_cached(true);
-      r.cubin = std::make_shared<const std::string>(std::move((*stored)->cubin));
+      r.cubin =
+          std::make_shared<const std::string>(std::move((*stored)->cubin));
       absl::MutexLock lock(&mu_);
       ++stats_.store_hits;
       return r;
     }
     if (!stored.ok()) {
-      spdlog::warn("compile cache lookup failed: {}", std::string(stored.status().message()));
+      spdlog::warn("compile cache lookup failed: {}",
+                   std::string(stored.status().message()));
     }
   }
   auto out = compiler_->Compile(task.source, task.filename, task.arch);
@@ -134,7 +136,9 @@ absl::StatusOr<CompileService::Result> CompileService::Produce(
   r.cubin = std::make_shared<const std::string>(std::move(out->cubin));
   if (store_ != nullptr) {
     const absl::Status put = store_->PutCompiled(task.key, r.report, *r.cubin);
-    if (!put.ok()) spdlog::warn("compile cache write failed: {}", std::string(put.message()));
+    if (!put.ok())
+      spdlog::warn("compile cache write failed: {}",
+                   std::string(put.message()));
   }
   return r;
 }

@@ -48,10 +48,10 @@ class CompileService {
   using Callback = std::function<void(absl::StatusOr<Result>)>;
 
   struct Stats {
-    int64_t compiles = 0;     // NVRTC runs.
+    int64_t compiles = 0;  // NVRTC runs.
     int64_t memory_hits = 0;
     int64_t store_hits = 0;
-    int64_t merged = 0;       // Requests that joined a compile in flight.
+    int64_t merged = 0;  // Requests that joined a compile in flight.
   };
 
   CompileService(const Options& options, const NvrtcCompiler* compiler,

@@ -76,7 +76,8 @@ std::string CompileFailureMessage(const v1::CompileReport& report,
     }
   }
   if (lines.empty()) lines.push_back(report.log());
-  std::string msg = absl::StrCat("compile failed: ", absl::StrJoin(lines, "; "));
+  std::string msg =
+      absl::StrCat("compile failed: ", absl::StrJoin(lines, "; "));
   if (errors > 3) absl::StrAppend(&msg, " (", errors, " errors in all)");
   return msg;
 }
@@ -151,9 +152,9 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
   RETURN_IF_ERROR(ValidateLaunchPlan(p.plan, *p.problem));
 
   if (request.trials() < 0 || request.trials() > options_.max_trials) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "trials must be between 0 (the problem's default) and ",
-        options_.max_trials, "; got ", request.trials()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("trials must be between 0 (the problem's default) and ",
+                     options_.max_trials, "; got ", request.trials()));
   }
   if (request.budget_ms() < 0) {
     return absl::InvalidArgumentError("budget_ms must not be negative");
@@ -161,8 +162,8 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
   if (!request.arch().empty()) {
     const std::string& a = request.arch();
     if (!absl::StartsWith(a, "sm_") || a.size() < 5) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "arch '", a, "' is not a GPU architecture like sm_90"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("arch '", a, "' is not a GPU architecture like sm_90"));
     }
   }
   p.trials = request.trials() > 0 ? request.trials() : p.problem->trials();
@@ -189,28 +190,32 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
     }
   }
   const v1::ShapeSet* timing =
-      chosen ? chosen : FindShapeSet(*p.problem, p.problem->default_shape_set());
+      chosen ? chosen
+             : FindShapeSet(*p.problem, p.problem->default_shape_set());
   p.timing_set = timing->name();
   p.timing_shape = timing->shapes(0);
 
   // Launch expressions and device limits (grid, block; shared memory needs
   // the compiled kernel and is checked again after compiling).
-  const v1::GpuSpec spec = workers_->AnySpec(absl::Now()).value_or(DefaultGpuSpec());
+  const v1::GpuSpec spec =
+      workers_->AnySpec(absl::Now()).value_or(DefaultGpuSpec());
   std::vector<v1::ShapeSet> all = p.check_sets;
   int budget = p.problem->time_budget_ms();
   for (const v1::ShapeSet& set : all) {
-    if (set.time_budget_ms() > 0) budget = std::max(budget, set.time_budget_ms());
+    if (set.time_budget_ms() > 0)
+      budget = std::max(budget, set.time_budget_ms());
     for (const v1::Shape& shape : set.shapes()) {
       ASSIGN_OR_RETURN(DimValues dims, ShapeDims(*p.problem, shape));
-      ASSIGN_OR_RETURN(ConcretePlan cp, ResolveLaunchPlan(p.plan, *p.problem, dims));
+      ASSIGN_OR_RETURN(ConcretePlan cp,
+                       ResolveLaunchPlan(p.plan, *p.problem, dims));
       RETURN_IF_ERROR(CheckDeviceLimits(cp, spec));
     }
   }
   if (timing->time_budget_ms() > 0) {
     budget = std::max(budget, timing->time_budget_ms());
   }
-  p.budget_ms = request.budget_ms() > 0 ? std::min(request.budget_ms(), budget)
-                                        : budget;
+  p.budget_ms =
+      request.budget_ms() > 0 ? std::min(request.budget_ms(), budget) : budget;
   p.digest = Sha256Hex(source);
   return p;
 }
@@ -374,8 +379,7 @@ void JobService::RecordTurn(const v1::Job& job) {
 }
 
 std::string JobService::RunTool(v1::JobKind kind,
-                                const v1::KernelRequest& request,
-                                DoneFn done) {
+                                const v1::KernelRequest& request, DoneFn done) {
   absl::StatusOr<v1::Job> job = Submit(kind, request);
   if (!job.ok()) {
     done(job.status());
@@ -476,9 +480,11 @@ std::vector<v1::Problem> JobService::ListProblems() const {
 }
 
 void JobService::Recover() {
-  absl::StatusOr<std::vector<v1::Job>> unfinished = store_->ListUnfinishedJobs();
+  absl::StatusOr<std::vector<v1::Job>> unfinished =
+      store_->ListUnfinishedJobs();
   if (!unfinished.ok()) {
-    spdlog::error("recovering jobs: {}", std::string(unfinished.status().message()));
+    spdlog::error("recovering jobs: {}",
+                  std::string(unfinished.status().message()));
     return;
   }
   for (const v1::Job& job : *unfinished) {

@@ -12,7 +12,8 @@ absl::Status JobTable::Insert(const v1::Job& job,
                               const v1::KernelRequest& request) {
   absl::MutexLock lock(&mu_);
   if (jobs_.count(job.id())) {
-    return absl::AlreadyExistsError(absl::StrCat("job '", job.id(), "' exists"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("job '", job.id(), "' exists"));
   }
   if (absl::Status s = store_->InsertJob(job, request); !s.ok()) return s;
   Entry& e = jobs_[job.id()];

@@ -3,15 +3,14 @@
 // reflection services; keeps jobs, sources, the compile cache and sessions
 // in an embedded SQLite database under --data-dir; optionally starts one
 // local kbworker per GPU.
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <signal.h>
 
 #include <filesystem>
 #include <fstream>
 #include <memory>
-
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
-#include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
 
 #include "CLI/CLI.hpp"
 #include "common/logging.h"
@@ -57,7 +56,8 @@ int Run(const Flags& flags) {
   }
   auto store = kbench::Store::Open({flags.data_dir + "/kbench.db"});
   if (!store.ok()) {
-    spdlog::error("opening the store: {}", std::string(store.status().message()));
+    spdlog::error("opening the store: {}",
+                  std::string(store.status().message()));
     return 2;
   }
   const std::string problems_dir = flags.problems_dir.empty()
@@ -65,10 +65,12 @@ int Run(const Flags& flags) {
                                        : flags.problems_dir;
   auto problems = kbench::ProblemRegistry::LoadDir(problems_dir);
   if (!problems.ok()) {
-    spdlog::error("loading problems: {}", std::string(problems.status().message()));
+    spdlog::error("loading problems: {}",
+                  std::string(problems.status().message()));
     return 2;
   }
-  absl::StatusOr<int> local = kbench::LocalWorkers::WorkerCount(flags.local_worker);
+  absl::StatusOr<int> local =
+      kbench::LocalWorkers::WorkerCount(flags.local_worker);
   if (!local.ok()) {
     spdlog::error("{}", std::string(local.status().message()));
     return 2;
@@ -80,13 +82,15 @@ int Run(const Flags& flags) {
   kbench::WorkerRegistry workers({});
   kbench::JobTable jobs({}, store->get());
   kbench::JobService::Options job_options;
-  job_options.worker_grace = *local > 0 ? absl::Seconds(30) : absl::ZeroDuration();
+  job_options.worker_grace =
+      *local > 0 ? absl::Seconds(30) : absl::ZeroDuration();
   job_options.timing_max_time_ms = flags.timing_max_time_ms;
   kbench::JobService job_service(job_options, store->get(), problems->get(),
                                  &compile_service, &workers, &jobs);
   kbench::Scheduler::Options sched_options;
   sched_options.lease_ttl = absl::Milliseconds(flags.lease_ttl_ms);
-  sched_options.no_worker_timeout = absl::Milliseconds(flags.no_worker_timeout_ms);
+  sched_options.no_worker_timeout =
+      absl::Milliseconds(flags.no_worker_timeout_ms);
   kbench::Scheduler scheduler(
       sched_options, &jobs, &workers,
       [&job_service](const std::string& id, kbench::v1::JobResult result) {
@@ -101,7 +105,8 @@ int Run(const Flags& flags) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(),
+                           &port);
   builder.RegisterService(&kbench_service);
   builder.RegisterService(&worker_service);
   builder.SetMaxReceiveMessageSize(64 << 20);
@@ -133,8 +138,9 @@ int Run(const Flags& flags) {
   if (*local > 0) {
     spdlog::info("starting {} local worker(s)", *local);
   } else if (flags.local_worker == "auto") {
-    spdlog::warn("--local-worker=auto found no NVIDIA GPU; GPU tools will "
-                 "answer FAILED_PRECONDITION until a worker connects");
+    spdlog::warn(
+        "--local-worker=auto found no NVIDIA GPU; GPU tools will "
+        "answer FAILED_PRECONDITION until a worker connects");
   }
   local_workers->Start(*local);
 
@@ -165,13 +171,15 @@ int main(int argc, char** argv) {
   CLI::App app{"kbd: the kbench server (gRPC agent tools, jobs and workers)"};
   Flags flags;
   app.set_config("--config", "", "Read options from this file (key = value)");
-  app.add_option("--listen", flags.listen, "gRPC address:port (port 0 picks one)")
+  app.add_option("--listen", flags.listen,
+                 "gRPC address:port (port 0 picks one)")
       ->capture_default_str();
   app.add_option("--data-dir", flags.data_dir,
                  "Directory of the SQLite store (kbench.db)")
       ->capture_default_str();
-  app.add_option("--problems-dir", flags.problems_dir,
-                 "Directory of problem files (default: installed or source tree)");
+  app.add_option(
+      "--problems-dir", flags.problems_dir,
+      "Directory of problem files (default: installed or source tree)");
   app.add_option("--local-worker", flags.local_worker,
                  "Start local workers: off, auto (one per GPU) or a count")
       ->capture_default_str();

@@ -197,7 +197,8 @@ grpc::ServerUnaryReactor* KbenchGrpcService::CompileKernel(
   return new ToolReactor(jobs_, v1::JOB_KIND_COMPILE, request->kernel(),
                          [response](const v1::Job& job) {
                            response->set_job_id(job.id());
-                           *response->mutable_compile() = job.result().compile();
+                           *response->mutable_compile() =
+                               job.result().compile();
                          });
 }
 
@@ -243,7 +244,8 @@ grpc::ServerUnaryReactor* KbenchGrpcService::ListProblems(
 grpc::ServerUnaryReactor* KbenchGrpcService::SubmitJob(
     grpc::CallbackServerContext* ctx, const v1::SubmitJobRequest* request,
     v1::SubmitJobResponse* response) {
-  absl::StatusOr<v1::Job> job = jobs_->Submit(request->kind(), request->kernel());
+  absl::StatusOr<v1::Job> job =
+      jobs_->Submit(request->kind(), request->kernel());
   if (job.ok()) *response->mutable_job() = std::move(*job);
   return Done(ctx, job.status());
 }

@@ -20,16 +20,14 @@ class KbenchGrpcService final : public v1::Kbench::CallbackService {
       grpc::CallbackServerContext* ctx, const v1::GetGpuSpecsRequest* request,
       v1::GetGpuSpecsResponse* response) override;
   grpc::ServerUnaryReactor* CompileKernel(
-      grpc::CallbackServerContext* ctx,
-      const v1::CompileKernelRequest* request,
+      grpc::CallbackServerContext* ctx, const v1::CompileKernelRequest* request,
       v1::CompileKernelResponse* response) override;
   grpc::ServerUnaryReactor* RunCorrectness(
       grpc::CallbackServerContext* ctx,
       const v1::RunCorrectnessRequest* request,
       v1::RunCorrectnessResponse* response) override;
   grpc::ServerUnaryReactor* ProfileKernel(
-      grpc::CallbackServerContext* ctx,
-      const v1::ProfileKernelRequest* request,
+      grpc::CallbackServerContext* ctx, const v1::ProfileKernelRequest* request,
       v1::ProfileKernelResponse* response) override;
   grpc::ServerUnaryReactor* SubmitKernel(
       grpc::CallbackServerContext* ctx, const v1::SubmitKernelRequest* request,

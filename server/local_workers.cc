@@ -27,18 +27,15 @@ absl::StatusOr<int> LocalWorkers::WorkerCount(const std::string& mode) {
   int n = 0;
   if (absl::SimpleAtoi(mode, &n) && n >= 0 && n <= 64) return n;
   return absl::InvalidArgumentError(absl::StrCat(
-      "--local-worker must be off, auto or a number of GPUs; got '", mode, "'"));
+      "--local-worker must be off, auto or a number of GPUs; got '", mode,
+      "'"));
 }
 
 pid_t LocalWorkers::Spawn(int gpu) {
-  std::vector<std::string> args = {options_.worker_binary,
-                                   "--server",
-                                   options_.server_address,
-                                   "--gpu",
-                                   std::to_string(gpu),
-                                   "--runner",
-                                   options_.runner_binary,
-                                   "--log-level",
+  std::vector<std::string> args = {options_.worker_binary,  "--server",
+                                   options_.server_address, "--gpu",
+                                   std::to_string(gpu),     "--runner",
+                                   options_.runner_binary,  "--log-level",
                                    options_.log_level};
   // Everything the child needs is built before fork: between fork and exec
   // a child of a threaded process may only make async-signal-safe calls.
@@ -80,7 +77,8 @@ void LocalWorkers::Supervise() {
   while (true) {
     {
       absl::MutexLock lock(&mu_);
-      mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Milliseconds(200));
+      mu_.AwaitWithTimeout(absl::Condition(&stopping_),
+                           absl::Milliseconds(200));
       if (stopping_) return;
       for (Child& c : children_) {
         if (c.given_up || c.pid <= 0) continue;
@@ -89,10 +87,9 @@ void LocalWorkers::Supervise() {
         const bool quick = NowMs() - c.started_ms < 10000;
         c.quick_failures = quick ? c.quick_failures + 1 : 0;
         const std::string how =
-            WIFEXITED(status) ? absl::StrCat("exited with status ",
-                                             WEXITSTATUS(status))
-                              : absl::StrCat("was killed by signal ",
-                                             WTERMSIG(status));
+            WIFEXITED(status)
+                ? absl::StrCat("exited with status ", WEXITSTATUS(status))
+                : absl::StrCat("was killed by signal ", WTERMSIG(status));
         if (c.quick_failures >= options_.max_quick_failures) {
           spdlog::error(
               "kbworker for GPU {} {}; it failed {} times in a row at start, "
@@ -126,7 +123,8 @@ LocalWorkers::~LocalWorkers() {
   for (const Child& c : children) {
     if (c.pid > 0) kill(c.pid, SIGTERM);
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(5);
   for (const Child& c : children) {
     if (c.pid <= 0) continue;
     while (waitpid(c.pid, nullptr, WNOHANG) == 0) {

@@ -74,8 +74,9 @@ int64_t Scheduler::RequestLease(const v1::WorkerInfo& worker,
     if (stopping_) {
       calls.push_back([reply] { reply(std::nullopt); });
     } else {
-      waiters_[id] = Waiter{worker, absl::Now() + std::min(wait, options_.max_wait),
-                            std::move(reply)};
+      waiters_[id] =
+          Waiter{worker, absl::Now() + std::min(wait, options_.max_wait),
+                 std::move(reply)};
       MatchLocked(&calls);
     }
   }
@@ -96,10 +97,10 @@ void Scheduler::MatchLocked(Calls* calls) {
     Queued q = std::move(queue_.front());
     queue_.pop_front();
     Lease lease = StartLeaseLocked(std::move(q), waiter.worker);
-    calls->push_back([reply = std::move(waiter.reply),
-                      lease = std::move(lease)]() mutable {
-      reply(std::move(lease));
-    });
+    calls->push_back(
+        [reply = std::move(waiter.reply), lease = std::move(lease)]() mutable {
+          reply(std::move(lease));
+        });
   }
   if (!calls->empty()) UpdatePositionsLocked();
 }
@@ -156,9 +157,8 @@ Scheduler::HeartbeatReply Scheduler::Heartbeat(const std::string& worker_id,
   reply.lease_valid = true;
   reply.cancel = it->second.cancelled;
   if (!detail.empty() && !it->second.cancelled) {
-    (void)jobs_->Update(it->second.queued.job_id, [&](v1::Job* j) {
-      j->set_stage_detail(detail);
-    });
+    (void)jobs_->Update(it->second.queued.job_id,
+                        [&](v1::Job* j) { j->set_stage_detail(detail); });
   }
   return reply;
 }
@@ -218,9 +218,8 @@ void Scheduler::Tick() {
     // Long-polls that ran out.
     for (auto it = waiters_.begin(); it != waiters_.end();) {
       if (it->second.deadline <= now) {
-        calls.push_back([reply = std::move(it->second.reply)] {
-          reply(std::nullopt);
-        });
+        calls.push_back(
+            [reply = std::move(it->second.reply)] { reply(std::nullopt); });
         it = waiters_.erase(it);
       } else {
         ++it;

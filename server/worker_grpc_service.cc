@@ -49,7 +49,8 @@ class LeaseReactor : public grpc::ServerUnaryReactor {
       state_->finished = true;
       r = this;
     }
-    r->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "lease wait cancelled"));
+    r->Finish(
+        grpc::Status(grpc::StatusCode::CANCELLED, "lease wait cancelled"));
   }
 
   void OnDone() override {

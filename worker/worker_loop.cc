@@ -1,10 +1,9 @@
 #include "worker/worker_loop.h"
 
+#include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
 #include <thread>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -74,9 +73,9 @@ absl::Status WorkerLoop::Run() {
       spdlog::error("starting the runner ({}/{}): {}", failures,
                     options_.max_runner_failures, std::string(s.message()));
       if (failures >= options_.max_runner_failures) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "the runner could not start ", failures,
-            " times in a row; last: ", s.message()));
+        return absl::FailedPreconditionError(
+            absl::StrCat("the runner could not start ", failures,
+                         " times in a row; last: ", s.message()));
       }
       absl::SleepFor(absl::Seconds(failures));
       continue;
@@ -151,7 +150,9 @@ v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
 
   v1::JobResult result;
   const std::string last =
-      out.last_progress.empty() ? "" : absl::StrCat(" (last: ", out.last_progress, ")");
+      out.last_progress.empty()
+          ? ""
+          : absl::StrCat(" (last: ", out.last_progress, ")");
   switch (out.kind) {
     case RunnerProcess::Outcome::Kind::kResult:
       result = std::move(out.result);
@@ -165,8 +166,8 @@ v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
       break;
     case RunnerProcess::Outcome::Kind::kDied:
       result.set_verdict(v1::VERDICT_CRASHED);
-      result.set_message(absl::StrCat("the runner process died: ", out.detail,
-                                      last));
+      result.set_message(
+          absl::StrCat("the runner process died: ", out.detail, last));
       break;
     case RunnerProcess::Outcome::Kind::kCancelled:
       if (lost) {

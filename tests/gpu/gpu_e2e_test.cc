@@ -25,8 +25,8 @@ class GpuE2eTest : public ::testing::Test {
     auto kbd = KbdProcess::Start({{"--local-worker=1"}, ""});
     ASSERT_TRUE(kbd.ok()) << kbd.status();
     kbd_ = kbd->release();
-    stub_ = v1::Kbench::NewStub(grpc::CreateChannel(
-                                    kbd_->address(),
+    stub_ = v1::Kbench::NewStub(
+                grpc::CreateChannel(kbd_->address(),
                                     grpc::InsecureChannelCredentials()))
                 .release();
     // Wait for the local worker (runner start creates the CUDA context).
@@ -64,12 +64,14 @@ class GpuE2eTest : public ::testing::Test {
     v1::RunCorrectnessRequest req;
     *req.mutable_kernel() = k;
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(120));
     return stub_->RunCorrectness(&ctx, req, resp);
   }
   static void ExpectNaivePasses(const std::string& why) {
     v1::RunCorrectnessResponse resp;
-    ASSERT_TRUE(Check(Kernel("kernels/examples/gather_linear_naive.cu"), &resp).ok());
+    ASSERT_TRUE(
+        Check(Kernel("kernels/examples/gather_linear_naive.cu"), &resp).ok());
     EXPECT_EQ(resp.result().verdict(), v1::VERDICT_PASSED) << why;
   }
 
@@ -86,15 +88,18 @@ TEST_F(GpuE2eTest, SpecsDescribeTheGpu) {
   EXPECT_GT(spec_->sm_count(), 0);
   EXPECT_GT(spec_->l2_bytes(), 0);
   EXPECT_GT(spec_->memory_bytes(), 0);
-  EXPECT_EQ(spec_->arch(), absl::StrCat("sm_", spec_->cc_major(), spec_->cc_minor()));
+  EXPECT_EQ(spec_->arch(),
+            absl::StrCat("sm_", spec_->cc_major(), spec_->cc_minor()));
   EXPECT_GT(spec_->smem_per_block_optin_bytes(), spec_->smem_per_block_bytes());
 }
 
 TEST_F(GpuE2eTest, NaiveKernelPassesEveryTrial) {
   v1::RunCorrectnessResponse resp;
-  ASSERT_TRUE(Check(Kernel("kernels/examples/gather_linear_naive.cu"), &resp).ok());
+  ASSERT_TRUE(
+      Check(Kernel("kernels/examples/gather_linear_naive.cu"), &resp).ok());
   const v1::CorrectnessReport& c = resp.result().correctness();
-  EXPECT_EQ(resp.result().verdict(), v1::VERDICT_PASSED) << resp.result().message();
+  EXPECT_EQ(resp.result().verdict(), v1::VERDICT_PASSED)
+      << resp.result().message();
   // default (1 shape) + odd (5 shapes), 5 trials each.
   EXPECT_EQ(c.trials_run(), 30);
   EXPECT_EQ(c.trials_passed(), 30);
@@ -112,8 +117,10 @@ TEST_F(GpuE2eTest, NaiveKernelPassesEveryTrial) {
 TEST_F(GpuE2eTest, Bf16NaiveKernelPasses) {
   v1::RunCorrectnessResponse resp;
   ASSERT_TRUE(
-      Check(Kernel("kernels/examples/gather_linear_naive_bf16.cu"), &resp).ok());
-  EXPECT_EQ(resp.result().verdict(), v1::VERDICT_PASSED) << resp.result().message();
+      Check(Kernel("kernels/examples/gather_linear_naive_bf16.cu"), &resp)
+          .ok());
+  EXPECT_EQ(resp.result().verdict(), v1::VERDICT_PASSED)
+      << resp.result().message();
   for (const v1::TrialResult& t : resp.result().correctness().trials()) {
     EXPECT_LT(t.rel_norm_error(), 8e-3);
   }
@@ -121,10 +128,12 @@ TEST_F(GpuE2eTest, Bf16NaiveKernelPasses) {
 
 TEST_F(GpuE2eTest, TwoStageKernelPassesOnTheLargeShape) {
   v1::RunCorrectnessResponse resp;
-  v1::KernelRequest k = Kernel("kernels/examples/gather_linear_two_stage.cu", "large");
+  v1::KernelRequest k =
+      Kernel("kernels/examples/gather_linear_two_stage.cu", "large");
   k.set_trials(1);
   ASSERT_TRUE(Check(k, &resp).ok());
-  EXPECT_EQ(resp.result().verdict(), v1::VERDICT_PASSED) << resp.result().message();
+  EXPECT_EQ(resp.result().verdict(), v1::VERDICT_PASSED)
+      << resp.result().message();
   ASSERT_EQ(resp.result().correctness().trials_size(), 1);
   EXPECT_EQ(resp.result().correctness().trials(0).elements(), 4096LL * 4096);
 }
@@ -138,7 +147,8 @@ TEST_F(GpuE2eTest, WrongKernelFailsWithItsErrorFigures) {
   EXPECT_GT(t.max_abs_error(), 1e-3);
   EXPECT_GT(t.mismatches(), 0);
   EXPECT_FALSE(t.first_mismatch().empty());
-  EXPECT_NE(resp.result().message().find("outside tolerance"), std::string::npos)
+  EXPECT_NE(resp.result().message().find("outside tolerance"),
+            std::string::npos)
       << resp.result().message();
 }
 
@@ -154,14 +164,17 @@ TEST_F(GpuE2eTest, BadPointerCrashesAndTheNextJobPasses) {
 TEST_F(GpuE2eTest, TrapCrashesAndTheNextJobPasses) {
   v1::RunCorrectnessResponse resp;
   ASSERT_TRUE(Check(Kernel("tests/gpu/kernels/trap.cu"), &resp).ok());
-  EXPECT_EQ(resp.result().verdict(), v1::VERDICT_CRASHED) << resp.result().message();
+  EXPECT_EQ(resp.result().verdict(), v1::VERDICT_CRASHED)
+      << resp.result().message();
   ExpectNaivePasses("after a trap");
 }
 
 TEST_F(GpuE2eTest, InfiniteLoopTimesOutWithinItsBudget) {
   const absl::Time t0 = absl::Now();
   v1::RunCorrectnessResponse resp;
-  ASSERT_TRUE(Check(Kernel("tests/gpu/kernels/infinite_loop.cu", "", 2000), &resp).ok());
+  ASSERT_TRUE(
+      Check(Kernel("tests/gpu/kernels/infinite_loop.cu", "", 2000), &resp)
+          .ok());
   const absl::Duration took = absl::Now() - t0;
   EXPECT_EQ(resp.result().verdict(), v1::VERDICT_TIMED_OUT);
   // 2 s budget + 1 s watchdog grace; the rest is generous slack.
@@ -174,7 +187,8 @@ TEST_F(GpuE2eTest, WrongSignatureIsRejectedWithThePrototype) {
   const grpc::Status s =
       Check(Kernel("tests/gpu/kernels/wrong_signature.cu"), &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(s.error_message().find("int K"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("int K"), std::string::npos)
+      << s.error_message();
   ExpectNaivePasses("after a rejection");
 }
 
@@ -207,7 +221,8 @@ TEST_F(GpuE2eTest, ProfileReportsEachLaunch) {
   grpc::ClientContext ctx;
   ASSERT_TRUE(stub_->ProfileKernel(&ctx, req, &resp).ok());
   const v1::ProfileReport& p = resp.result().profile();
-  EXPECT_EQ(resp.result().verdict(), v1::VERDICT_PASSED) << resp.result().message();
+  EXPECT_EQ(resp.result().verdict(), v1::VERDICT_PASSED)
+      << resp.result().message();
   // Workspace zero-fill + two launches.
   ASSERT_EQ(p.launches_size(), 3);
   EXPECT_EQ(p.launches(1).entry(), "gather_rows");
@@ -217,7 +232,8 @@ TEST_F(GpuE2eTest, ProfileReportsEachLaunch) {
   EXPECT_NEAR(share, 100.0, 0.5);
   EXPECT_GT(p.launches(2).registers(), 0);
   EXPECT_GT(p.launches(2).theoretical_occupancy_pct(), 0);
-  EXPECT_EQ(p.launches(2).reserved_smem_bytes(), spec_->reserved_smem_per_block_bytes());
+  EXPECT_EQ(p.launches(2).reserved_smem_bytes(),
+            spec_->reserved_smem_per_block_bytes());
   EXPECT_GT(p.total().median_us(), 0);
   EXPECT_GT(p.achieved_gbps(), 0);
 }

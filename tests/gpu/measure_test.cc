@@ -67,7 +67,8 @@ TEST_F(MeasureTest, EventTimerMeasuresGpuTime) {
 TEST_F(MeasureTest, L2FlushMakesTheNextReadCold) {
   auto flusher = L2Flusher::Create(ctx_->spec().l2_bytes());
   ASSERT_TRUE(flusher.ok());
-  EXPECT_GE((*flusher)->bytes(), 2 * static_cast<size_t>(ctx_->spec().l2_bytes()));
+  EXPECT_GE((*flusher)->bytes(),
+            2 * static_cast<size_t>(ctx_->spec().l2_bytes()));
   auto timer = EventTimer::Create(2);
   // A working set well inside L2: hot reads hit, cold reads go to DRAM.
   const size_t bytes = ctx_->spec().l2_bytes() / 4;
@@ -88,7 +89,8 @@ TEST_F(MeasureTest, L2FlushMakesTheNextReadCold) {
     hot += (*timer)->ElapsedUs(0).value();
     cold += (*timer)->ElapsedUs(1).value();
   }
-  EXPECT_GT(cold, 1.1 * hot) << "hot " << hot / 20 << " us, cold " << cold / 20 << " us";
+  EXPECT_GT(cold, 1.1 * hot)
+      << "hot " << hot / 20 << " us, cold " << cold / 20 << " us";
 }
 
 TEST_F(MeasureTest, StreamBlockerHoldsTheStreamUntilReleased) {
@@ -161,10 +163,13 @@ TEST_F(MeasureTest, InterleavedSamplerTimesEachWorkloadSeparately) {
 }
 
 TEST_F(MeasureTest, InputsAreSeededAndInRange) {
-  auto a = DeviceBuffer::Allocate(4096 * 4), b = DeviceBuffer::Allocate(4096 * 4);
+  auto a = DeviceBuffer::Allocate(4096 * 4),
+       b = DeviceBuffer::Allocate(4096 * 4);
   cudaStream_t s = ctx_->stream();
-  ASSERT_EQ(LaunchFillUniform(a->get(), v1::DTYPE_FP32, 4096, 42, -1, 1, s), cudaSuccess);
-  ASSERT_EQ(LaunchFillUniform(b->get(), v1::DTYPE_FP32, 4096, 42, -1, 1, s), cudaSuccess);
+  ASSERT_EQ(LaunchFillUniform(a->get(), v1::DTYPE_FP32, 4096, 42, -1, 1, s),
+            cudaSuccess);
+  ASSERT_EQ(LaunchFillUniform(b->get(), v1::DTYPE_FP32, 4096, 42, -1, 1, s),
+            cudaSuccess);
   std::vector<float> ha(4096), hb(4096);
   cudaMemcpyAsync(ha.data(), a->get(), 4096 * 4, cudaMemcpyDeviceToHost, s);
   cudaMemcpyAsync(hb.data(), b->get(), 4096 * 4, cudaMemcpyDeviceToHost, s);
@@ -180,14 +185,16 @@ TEST_F(MeasureTest, InputsAreSeededAndInRange) {
   }
   EXPECT_NEAR(sum / 4096, 0.0, 0.05);
   EXPECT_GT(negative, 1800);
-  ASSERT_EQ(LaunchFillUniform(b->get(), v1::DTYPE_FP32, 4096, 43, -1, 1, s), cudaSuccess);
+  ASSERT_EQ(LaunchFillUniform(b->get(), v1::DTYPE_FP32, 4096, 43, -1, 1, s),
+            cudaSuccess);
   cudaMemcpyAsync(hb.data(), b->get(), 4096 * 4, cudaMemcpyDeviceToHost, s);
   ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
   EXPECT_NE(ha, hb);
 }
 
 TEST_F(MeasureTest, GoldenMatchesAHostComputation) {
-  auto registry = ProblemRegistry::LoadDir(std::string(KBENCH_SOURCE_DIR) + "/kernels/problems");
+  auto registry = ProblemRegistry::LoadDir(std::string(KBENCH_SOURCE_DIR) +
+                                           "/kernels/problems");
   ASSERT_TRUE(registry.ok()) << registry.status();
   const v1::Problem* problem = *(*registry)->Find("gather_linear_fp32");
   const DimValues dims = {{"R", 3}, {"B", 5}, {"H", 7}, {"K", 11}};
@@ -199,25 +206,34 @@ TEST_F(MeasureTest, GoldenMatchesAHostComputation) {
   std::map<std::string, std::vector<double>> golden;
   ASSERT_TRUE((*ref)->Golden(*tensors, &golden).ok());
   std::vector<double> x, w, bias;
-  ASSERT_TRUE(tensors->ReadAsDouble(*tensors->Find("x"), ctx_->stream(), &x).ok());
-  ASSERT_TRUE(tensors->ReadAsDouble(*tensors->Find("w"), ctx_->stream(), &w).ok());
-  ASSERT_TRUE(tensors->ReadAsDouble(*tensors->Find("bias"), ctx_->stream(), &bias).ok());
+  ASSERT_TRUE(
+      tensors->ReadAsDouble(*tensors->Find("x"), ctx_->stream(), &x).ok());
+  ASSERT_TRUE(
+      tensors->ReadAsDouble(*tensors->Find("w"), ctx_->stream(), &w).ok());
+  ASSERT_TRUE(
+      tensors->ReadAsDouble(*tensors->Find("bias"), ctx_->stream(), &bias)
+          .ok());
   const int R = 3, B = 5, H = 7, K = 11;
   ASSERT_EQ(golden["out"].size(), size_t(B * K));
   for (int b = 0; b < B; ++b) {
     for (int k = 0; k < K; ++k) {
       double acc = bias[k];
       for (int r = 0; r < R; ++r)
-        for (int h = 0; h < H; ++h) acc += x[(r * B + b) * H + h] * w[k * R * H + r * H + h];
-      EXPECT_NEAR(golden["out"][b * K + k], acc, 1e-12) << "b=" << b << " k=" << k;
+        for (int h = 0; h < H; ++h)
+          acc += x[(r * B + b) * H + h] * w[k * R * H + r * H + h];
+      EXPECT_NEAR(golden["out"][b * K + k], acc, 1e-12)
+          << "b=" << b << " k=" << k;
     }
   }
   // The eager reference pipeline agrees with the golden result.
   ASSERT_TRUE((*ref)->PrepareEager(*tensors).ok());
   ASSERT_TRUE((*ref)->RunEager().ok());
   std::vector<double> eager;
-  ASSERT_TRUE(tensors->ReadAsDouble(*(*ref)->EagerOutput("out"), ctx_->stream(), &eager).ok());
-  for (size_t i = 0; i < eager.size(); ++i) EXPECT_NEAR(eager[i], golden["out"][i], 1e-4);
+  ASSERT_TRUE(
+      tensors->ReadAsDouble(*(*ref)->EagerOutput("out"), ctx_->stream(), &eager)
+          .ok());
+  for (size_t i = 0; i < eager.size(); ++i)
+    EXPECT_NEAR(eager[i], golden["out"][i], 1e-4);
   EXPECT_GE((*ref)->EagerLaunches(), 2);
 }
 

@@ -31,7 +31,8 @@ class KbctlE2eTest : public ::testing::Test {
     kbd_ = std::move(*kbd);
   }
   CommandResult Kbctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {BinDir() + "/kbctl", "--server", kbd_->address()});
+    args.insert(args.begin(),
+                {BinDir() + "/kbctl", "--server", kbd_->address()});
     return RunCommand(args);
   }
   std::string WriteTemp(const std::string& text) {
@@ -81,7 +82,8 @@ TEST_F(KbctlE2eTest, GpuCommandsWithoutAWorkerExitTwoAndSaySo) {
   }
   CommandResult specs = Kbctl({"specs"});
   EXPECT_EQ(specs.exit_code, 2);
-  EXPECT_NE(specs.err.find("FAILED_PRECONDITION"), std::string::npos) << specs.err;
+  EXPECT_NE(specs.err.find("FAILED_PRECONDITION"), std::string::npos)
+      << specs.err;
 }
 
 TEST_F(KbctlE2eTest, ProblemsListAndStatus) {
@@ -106,7 +108,8 @@ TEST_F(KbctlE2eTest, ProblemsListAndStatus) {
 }
 
 TEST_F(KbctlE2eTest, CheckAndSubmitThroughAWorker) {
-  auto worker = testing::StartWorker(kbd_->address(), BinDir() + "/kb_fake_runner");
+  auto worker =
+      testing::StartWorker(kbd_->address(), BinDir() + "/kb_fake_runner");
   ASSERT_TRUE(worker.ok());
   for (int i = 0; i < 200; ++i) {
     if (Kbctl({"specs"}).exit_code == 0) break;

@@ -24,8 +24,8 @@ class KbdToolsTest : public ::testing::Test {
     auto kbd = KbdProcess::Start({});
     ASSERT_TRUE(kbd.ok()) << kbd.status();
     kbd_ = kbd->release();
-    channel_ = new std::shared_ptr<grpc::Channel>(
-        grpc::CreateChannel(kbd_->address(), grpc::InsecureChannelCredentials()));
+    channel_ = new std::shared_ptr<grpc::Channel>(grpc::CreateChannel(
+        kbd_->address(), grpc::InsecureChannelCredentials()));
   }
   static void TearDownTestSuite() {
     delete channel_;
@@ -46,7 +46,8 @@ class KbdToolsTest : public ::testing::Test {
     *req.mutable_kernel() = Kernel(source);
     req.mutable_kernel()->set_problem(problem);
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(30));
     return stub_->CompileKernel(&ctx, req, response);
   }
 
@@ -87,7 +88,8 @@ TEST_F(KbdToolsTest, CompileReportsResourcesAndPlanThenHitsTheCache) {
 TEST_F(KbdToolsTest, Bf16ProblemCompiles) {
   v1::CompileKernelResponse resp;
   ASSERT_TRUE(
-      Compile(ReadSourceFile("kernels/examples/gather_linear_naive_bf16.cu"), &resp)
+      Compile(ReadSourceFile("kernels/examples/gather_linear_naive_bf16.cu"),
+              &resp)
           .ok());
   EXPECT_TRUE(resp.compile().success());
 }
@@ -126,7 +128,8 @@ TEST_F(KbdToolsTest, BadLaunchExpressionIsInvalidArgument) {
   v1::CompileKernelResponse resp;
   const grpc::Status s = Compile(source, &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(s.error_message().find("line"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("line"), std::string::npos)
+      << s.error_message();
 }
 
 TEST_F(KbdToolsTest, LaunchOverDeviceLimitsIsInvalidArgument) {
@@ -136,7 +139,8 @@ TEST_F(KbdToolsTest, LaunchOverDeviceLimitsIsInvalidArgument) {
   v1::CompileKernelResponse resp;
   const grpc::Status s = Compile(source, &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(s.error_message().find("1024"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("1024"), std::string::npos)
+      << s.error_message();
 }
 
 TEST_F(KbdToolsTest, UnknownProblemIsNotFoundListingTheKnownOnes) {

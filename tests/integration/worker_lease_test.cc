@@ -63,7 +63,8 @@ class WorkerLeaseTest : public ::testing::Test {
     req.mutable_kernel()->set_source(source);
     req.mutable_kernel()->set_budget_ms(budget_ms);
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(60));
     return stub_->RunCorrectness(&ctx, req, r);
   }
   v1::Job Submit(v1::JobKind kind, const std::string& source) {
@@ -159,7 +160,8 @@ TEST_F(WorkerLeaseTest, CancelStopsARunningJob) {
   StartKbd();
   auto worker = Worker("w1");
   WaitForWorkers(1);
-  const v1::Job job = Submit(v1::JOB_KIND_CORRECTNESS, Kernel("FAKE_SLOW_MS=20000"));
+  const v1::Job job =
+      Submit(v1::JOB_KIND_CORRECTNESS, Kernel("FAKE_SLOW_MS=20000"));
   for (int i = 0; i < 200; ++i) {
     v1::GetJobRequest req;
     req.set_job_id(job.id());
@@ -185,7 +187,8 @@ TEST_F(WorkerLeaseTest, LostLeaseIsRequeuedToAnotherWorker) {
   StartKbd();
   auto first = Worker("w-first");
   WaitForWorkers(1);
-  const v1::Job job = Submit(v1::JOB_KIND_CORRECTNESS, Kernel("FAKE_SLOW_MS=1500"));
+  const v1::Job job =
+      Submit(v1::JOB_KIND_CORRECTNESS, Kernel("FAKE_SLOW_MS=1500"));
   for (int i = 0; i < 200; ++i) {
     v1::GetJobRequest req;
     req.set_job_id(job.id());
@@ -225,10 +228,9 @@ TEST_F(WorkerLeaseTest, WorkerWithoutAGpuExitsWithAClearError) {
   auto w = StartWorker(kbd_->address(), FakeRunner(), 0, {});
   ASSERT_TRUE(w.ok());
   // Without this variable the fake runner says hello; with it, it fails.
-  auto failing = Child::Start(
-      {BinDir() + "/kbworker", "--server", kbd_->address(), "--runner",
-       FakeRunner()},
-      {{"KB_FAKE_RUNNER_FAIL_HELLO", "1"}});
+  auto failing = Child::Start({BinDir() + "/kbworker", "--server",
+                               kbd_->address(), "--runner", FakeRunner()},
+                              {{"KB_FAKE_RUNNER_FAIL_HELLO", "1"}});
   ASSERT_TRUE(failing.ok());
   EXPECT_EQ((*failing)->Wait(absl::Seconds(30)), 3);
   EXPECT_NE((*failing)->Stderr().find("runner could not start"),

@@ -53,8 +53,10 @@ absl::StatusOr<std::unique_ptr<Child>> Child::Start(
   std::vector<char*> cenv;
   for (std::string& e : envs) cenv.push_back(e.data());
   cenv.push_back(nullptr);
-  const int out = open(c->out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const int err = open(c->err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const int out =
+      open(c->out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const int err =
+      open(c->err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   const pid_t pid = fork();
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -83,7 +85,8 @@ bool Child::Running() {
 
 int Child::Wait(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
-  while (Running() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(10));
+  while (Running() && absl::Now() < deadline)
+    absl::SleepFor(absl::Milliseconds(10));
   if (!reaped_ || !WIFEXITED(status_)) return -1;
   return WEXITSTATUS(status_);
 }
@@ -131,14 +134,12 @@ absl::StatusOr<std::unique_ptr<KbdProcess>> KbdProcess::Start(
     const Options& options) {
   auto k = std::unique_ptr<KbdProcess>(new KbdProcess());
   k->temp_ = std::make_unique<TempDir>();
-  k->data_dir_ = options.data_dir.empty() ? k->temp_->path() + "/data"
-                                          : options.data_dir;
+  k->data_dir_ =
+      options.data_dir.empty() ? k->temp_->path() + "/data" : options.data_dir;
   const std::string port_file = k->temp_->path() + "/port";
-  std::vector<std::string> argv = {BinDir() + "/kbd",  "--listen",
-                                   "127.0.0.1:0",      "--data-dir",
-                                   k->data_dir_,       "--port-file",
-                                   port_file,          "--log-level",
-                                   "debug"};
+  std::vector<std::string> argv = {
+      BinDir() + "/kbd", "--listen", "127.0.0.1:0", "--data-dir", k->data_dir_,
+      "--port-file",     port_file,  "--log-level", "debug"};
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
   auto child = Child::Start(argv);
   if (!child.ok()) return child.status();
@@ -170,9 +171,17 @@ absl::StatusOr<std::unique_ptr<Child>> StartWorker(
     const std::string& address, const std::string& runner, int gpu,
     const std::vector<std::string>& extra_args) {
   std::vector<std::string> argv = {
-      BinDir() + "/kbworker", "--server", address, "--gpu", std::to_string(gpu),
-      "--runner", runner.empty() ? BinDir() + "/kbrunner" : runner,
-      "--lease-wait-ms", "2000", "--log-level", "debug"};
+      BinDir() + "/kbworker",
+      "--server",
+      address,
+      "--gpu",
+      std::to_string(gpu),
+      "--runner",
+      runner.empty() ? BinDir() + "/kbrunner" : runner,
+      "--lease-wait-ms",
+      "2000",
+      "--log-level",
+      "debug"};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   return Child::Start(argv);
 }

@@ -97,8 +97,8 @@ class KbdProcess {
 // Starts a kbworker for `address` on GPU `gpu`, with `runner` (default: the
 // real kbrunner).
 absl::StatusOr<std::unique_ptr<Child>> StartWorker(
-    const std::string& address, const std::string& runner = "",
-    int gpu = 0, const std::vector<std::string>& extra_args = {});
+    const std::string& address, const std::string& runner = "", int gpu = 0,
+    const std::vector<std::string>& extra_args = {});
 
 // Reads a file of the source tree (path relative to the repo root; env
 // KBENCH_SOURCE_DIR overrides where the tree is).
@@ -110,11 +110,11 @@ bool HasGpu();
 }  // namespace kbench::testing
 
 // Skips the current test when no GPU is present.
-#define KB_SKIP_WITHOUT_GPU()                                          \
-  do {                                                                 \
-    if (!::kbench::testing::HasGpu()) {                                \
+#define KB_SKIP_WITHOUT_GPU()                                                \
+  do {                                                                       \
+    if (!::kbench::testing::HasGpu()) {                                      \
       GTEST_SKIP() << "no NVIDIA GPU/driver on this host: gpu test skipped"; \
-    }                                                                  \
+    }                                                                        \
   } while (false)
 
 #endif  // KBENCH_TESTS_TESTUTIL_PROCESS_H_

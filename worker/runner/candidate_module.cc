@@ -51,17 +51,18 @@ absl::StatusOr<std::unique_ptr<CandidateModule>> CandidateModule::Load(
     if (!sizes_ok) {
       std::vector<std::string> shown;
       for (const std::string& a : args) {
-        shown.push_back(absl::StrCat(a, IsDim(problem, a) ? " (int)" : " (pointer)"));
+        shown.push_back(
+            absl::StrCat(a, IsDim(problem, a) ? " (int)" : " (pointer)"));
       }
       std::string msg = absl::StrCat(
           "line ", launch.line(), ": kernel '", launch.entry(), "' takes ",
           info.num_params, " parameter(s), but the plan passes ", args.size(),
           ": ", absl::StrJoin(shown, ", "), ".");
       if (launch.args().empty()) {
-        absl::StrAppend(&msg, " Declare it as: ",
-                        EntryPrototype(problem, launch.entry()),
-                        " (plus one pointer per workspace), or list the "
-                        "parameters with args(...).");
+        absl::StrAppend(
+            &msg, " Declare it as: ", EntryPrototype(problem, launch.entry()),
+            " (plus one pointer per workspace), or list the "
+            "parameters with args(...).");
       }
       return absl::InvalidArgumentError(msg);
     }
@@ -127,10 +128,9 @@ absl::StatusOr<std::unique_ptr<BoundPlan>> CandidateModule::Bind(
   for (const ConcreteWorkspace& w : plan.workspaces) {
     auto buffer = DeviceBuffer::Allocate(w.bytes);
     if (!buffer.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("workspace '", w.name, "' of ", w.bytes,
-                       " bytes could not be allocated: ",
-                       buffer.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "workspace '", w.name, "' of ", w.bytes,
+          " bytes could not be allocated: ", buffer.status().message()));
     }
     workspace_ptrs[w.name] = reinterpret_cast<CUdeviceptr>(buffer->get());
     bound->workspaces_.push_back(*std::move(buffer));
@@ -151,11 +151,11 @@ absl::StatusOr<std::unique_ptr<BoundPlan>> CandidateModule::Bind(
           l.info->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
           static_cast<int>(cl.smem_bytes));
       if (r != CUDA_SUCCESS) {
-        return CuStatus(drv, r,
-                        absl::StrCat("raising the dynamic shared memory of '",
-                                     cl.entry, "' to ", cl.smem_bytes,
-                                     " bytes (line ", cl.line, ")"),
-                        absl::StatusCode::kInvalidArgument);
+        return CuStatus(
+            drv, r,
+            absl::StrCat("raising the dynamic shared memory of '", cl.entry,
+                         "' to ", cl.smem_bytes, " bytes (line ", cl.line, ")"),
+            absl::StatusCode::kInvalidArgument);
       }
     }
     l.pointers.reserve(cl.args.size());
@@ -171,9 +171,9 @@ absl::StatusOr<std::unique_ptr<BoundPlan>> CandidateModule::Bind(
         l.pointers.push_back(workspace_ptrs[arg]);
         l.params.push_back(&l.pointers.back());
       } else {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "line ", cl.line, ": args() names '", arg,
-            "', which is no tensor, dim or workspace"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("line ", cl.line, ": args() names '", arg,
+                         "', which is no tensor, dim or workspace"));
       }
     }
     bound->launches_.push_back(std::move(l));
@@ -203,11 +203,11 @@ absl::Status BoundPlan::Enqueue(const std::vector<cudaEvent_t>* marks) {
         cl.block[1], cl.block[2], static_cast<unsigned>(cl.smem_bytes), s,
         const_cast<void**>(l.params.data()), nullptr);
     if (r != CUDA_SUCCESS) {
-      std::string during = absl::StrCat(
-          "launching '", cl.entry, "' (line ", cl.line, ") with grid(",
-          cl.grid[0], ", ", cl.grid[1], ", ", cl.grid[2], ") block(",
-          cl.block[0], ", ", cl.block[1], ", ", cl.block[2], ") smem(",
-          cl.smem_bytes, ")");
+      std::string during =
+          absl::StrCat("launching '", cl.entry, "' (line ", cl.line,
+                       ") with grid(", cl.grid[0], ", ", cl.grid[1], ", ",
+                       cl.grid[2], ") block(", cl.block[0], ", ", cl.block[1],
+                       ", ", cl.block[2], ") smem(", cl.smem_bytes, ")");
       if (r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) {
         absl::StrAppend(&during, "; the kernel uses ", l.info->registers,
                         " registers/thread x ",

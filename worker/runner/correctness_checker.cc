@@ -56,9 +56,9 @@ absl::Status CompareOutputs(
     RETURN_IF_ERROR(tensors.ReadAsDouble(*src, stream, &host));
     auto it = golden.find(t.spec->name());
     if (it == golden.end() || it->second.size() != host.size()) {
-      return absl::InternalError(absl::StrCat(
-          "the reference produced no golden result for '", t.spec->name(),
-          "'"));
+      return absl::InternalError(
+          absl::StrCat("the reference produced no golden result for '",
+                       t.spec->name(), "'"));
     }
     OutputLayout layout{t.extents, IndexNames(*t.spec)};
     v1::TrialResult one;
@@ -98,9 +98,8 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
     for (int hi = 0; hi < set.shapes_size(); ++hi) {
       const v1::Shape& shape = set.shapes(hi);
       ASSIGN_OR_RETURN(const DimValues dims, ShapeDims(problem, shape));
-      const std::string where =
-          absl::StrCat(set.name(), "/", shape.name(), " (",
-                       FormatDims(problem, dims), ")");
+      const std::string where = absl::StrCat(
+          set.name(), "/", shape.name(), " (", FormatDims(problem, dims), ")");
       ASSIGN_OR_RETURN(const ConcretePlan cplan,
                        ResolveLaunchPlan(plan_, problem, dims));
       RETURN_IF_ERROR(
@@ -125,9 +124,8 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
         RETURN_IF_ERROR(bound->Enqueue());
         const cudaError_t err = cudaStreamSynchronize(s);
         if (err != cudaSuccess) {
-          return CudaRtStatus(
-              err, absl::StrCat("running the kernel on ", where, ", trial ",
-                                t + 1));
+          return CudaRtStatus(err, absl::StrCat("running the kernel on ", where,
+                                                ", trial ", t + 1));
         }
         trial->set_kernel_ms(std::chrono::duration<double, std::milli>(
                                  std::chrono::steady_clock::now() - t0)

@@ -23,8 +23,8 @@ absl::Status Resolve(const char* name, Fn* fn) {
   }
   if (query != cudaDriverEntryPointSuccess || ptr == nullptr) {
     return absl::InternalError(absl::StrCat(
-        "the NVIDIA driver lacks ", name, " at CUDA ", kCudaVersion / 1000,
-        ".", (kCudaVersion % 1000) / 10, "; update the driver"));
+        "the NVIDIA driver lacks ", name, " at CUDA ", kCudaVersion / 1000, ".",
+        (kCudaVersion % 1000) / 10, "; update the driver"));
   }
   *fn = reinterpret_cast<Fn>(ptr);
   return absl::OkStatus();
@@ -35,8 +35,8 @@ absl::Status Resolve(const char* name, Fn* fn) {
 absl::StatusOr<CudaDriver> CudaDriver::Load() {
   CudaDriver d;
   absl::Status s;
-#define KB_RESOLVE(field, name)            \
-  s = Resolve(name, &d.field);             \
+#define KB_RESOLVE(field, name) \
+  s = Resolve(name, &d.field);  \
   if (!s.ok()) return s;
   KB_RESOLVE(ModuleLoadData, "cuModuleLoadData");
   KB_RESOLVE(ModuleUnload, "cuModuleUnload");

@@ -39,12 +39,12 @@ inline bool IsSticky(const absl::Status& status) {
 
 // Returns a kInternal status from the enclosing function when a CUDA
 // runtime call fails (kAborted when the error is sticky).
-#define CUDA_RETURN_IF_ERROR(expr, during)                          \
-  do {                                                              \
-    const cudaError_t kb_cuda_err_ = (expr);                        \
-    if (kb_cuda_err_ != cudaSuccess) {                              \
-      return ::kbench::CudaRtStatus(kb_cuda_err_, during);          \
-    }                                                               \
+#define CUDA_RETURN_IF_ERROR(expr, during)                 \
+  do {                                                     \
+    const cudaError_t kb_cuda_err_ = (expr);               \
+    if (kb_cuda_err_ != cudaSuccess) {                     \
+      return ::kbench::CudaRtStatus(kb_cuda_err_, during); \
+    }                                                      \
   } while (false)
 
 #endif  // KBENCH_WORKER_RUNNER_CUDA_STATUS_H_

@@ -17,7 +17,8 @@ std::string VersionText(int v) {
 std::string UuidText(const cudaUUID_t& uuid) {
   const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
   return absl::StrFormat(
-      "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+      "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%"
+      "02x",
       b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
       b[12], b[13], b[14], b[15]);
 }
@@ -37,9 +38,9 @@ absl::Status DeviceContext::Init(const Options& options) {
   if (err != cudaSuccess || count == 0) {
     return absl::FailedPreconditionError(absl::StrCat(
         "no CUDA device: ",
-        err != cudaSuccess ? absl::StrCat(cudaGetErrorName(err), ": ",
-                                          cudaGetErrorString(err))
-                           : "the driver reports 0 GPUs",
+        err != cudaSuccess
+            ? absl::StrCat(cudaGetErrorName(err), ": ", cudaGetErrorString(err))
+            : "the driver reports 0 GPUs",
         ". Correctness, timing and profiling need an NVIDIA GPU."));
   }
   if (options.device < 0 || options.device >= count) {

@@ -32,9 +32,9 @@ absl::StatusOr<std::string> Evaluator::CubinFor(const v1::RunnerJob& job,
   if (!job.cubin().empty() && job.cubin_arch() == ctx_->spec().arch()) {
     return job.cubin();
   }
-  ASSIGN_OR_RETURN(CompileOutput out,
-                   compiler_.Compile(job.source(), job.filename(),
-                                     ctx_->spec().arch()));
+  ASSIGN_OR_RETURN(
+      CompileOutput out,
+      compiler_.Compile(job.source(), job.filename(), ctx_->spec().arch()));
   *result->mutable_compile() = out.report;
   if (!out.report.success()) {
     std::string first = "see the compile report";
@@ -75,12 +75,12 @@ absl::Status Evaluator::RunChecked(const v1::RunnerJob& job,
     ASSIGN_OR_RETURN(module,
                      CandidateModule::Load(ctx_, cubin, plan, job.problem()));
     std::string wrong;
-    RETURN_IF_ERROR(timing_->Run(
-        job, plan, module.get(), reference.get(), progress,
-        result->mutable_timing(),
-        job.kind() == v1::JOB_KIND_PROFILE ? result->mutable_profile()
-                                           : nullptr,
-        &wrong));
+    RETURN_IF_ERROR(timing_->Run(job, plan, module.get(), reference.get(),
+                                 progress, result->mutable_timing(),
+                                 job.kind() == v1::JOB_KIND_PROFILE
+                                     ? result->mutable_profile()
+                                     : nullptr,
+                                 &wrong));
     if (!wrong.empty()) {
       result->set_verdict(v1::VERDICT_FAILED);
       result->set_message(wrong);

@@ -14,10 +14,9 @@ namespace {
 
 absl::Status LtCheck(cublasStatus_t s, const char* what) {
   if (s == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat("cuBLAS: ", cublasGetStatusName(s),
-                                          " (", static_cast<int>(s), "): ",
-                                          cublasGetStatusString(s), ", while ",
-                                          what));
+  return absl::InternalError(absl::StrCat(
+      "cuBLAS: ", cublasGetStatusName(s), " (", static_cast<int>(s),
+      "): ", cublasGetStatusString(s), ", while ", what));
 }
 
 absl::StatusOr<cudaDataType_t> CudaType(v1::DType dtype) {
@@ -96,11 +95,11 @@ absl::Status GatherLinearReference::Golden(
       "broadcasting bias");
   // Row-major out (B,K) is column-major out^T (K,B) = w (K,RH) . g^T (RH,B).
   const double one = 1.0;
-  RETURN_IF_ERROR(LtCheck(
-      cublasDgemm(ctx_->cublas(), CUBLAS_OP_T, CUBLAS_OP_N, d.K, d.B, rh, &one,
-                  wd.as<double>(), rh, g.as<double>(), rh, &one,
-                  od.as<double>(), d.K),
-      "computing the fp64 golden GEMM"));
+  RETURN_IF_ERROR(
+      LtCheck(cublasDgemm(ctx_->cublas(), CUBLAS_OP_T, CUBLAS_OP_N, d.K, d.B,
+                          rh, &one, wd.as<double>(), rh, g.as<double>(), rh,
+                          &one, od.as<double>(), d.K),
+              "computing the fp64 golden GEMM"));
   std::vector<double>& out = (*golden)["out"];
   out.resize(int64_t(d.B) * d.K);
   CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out.data(), od.get(), out.size() * 8,
@@ -129,8 +128,8 @@ absl::Status GatherLinearReference::PrepareEager(const TensorSet& tensors) {
   out_.spec = out->spec;
   out_.extents = out->extents;
   out_.elements = out->elements;
-  ASSIGN_OR_RETURN(out_.buffer, DeviceBuffer::Allocate(
-                                    out_.elements * DTypeSize(dtype)));
+  ASSIGN_OR_RETURN(out_.buffer,
+                   DeviceBuffer::Allocate(out_.elements * DTypeSize(dtype)));
   launches_.reset();
 
   DestroyLt();
@@ -154,10 +153,9 @@ absl::Status GatherLinearReference::PrepareEager(const TensorSet& tensors) {
       cublasLtMatrixLayoutCreate(&a_desc_, type, rh, dims_.K, rh), "layout A"));
   RETURN_IF_ERROR(LtCheck(
       cublasLtMatrixLayoutCreate(&b_desc_, type, rh, dims_.B, rh), "layout B"));
-  RETURN_IF_ERROR(
-      LtCheck(cublasLtMatrixLayoutCreate(&d_desc_, type, dims_.K, dims_.B,
-                                         dims_.K),
-              "layout D"));
+  RETURN_IF_ERROR(LtCheck(
+      cublasLtMatrixLayoutCreate(&d_desc_, type, dims_.K, dims_.B, dims_.K),
+      "layout D"));
   cublasLtMatmulPreference_t pref = nullptr;
   RETURN_IF_ERROR(LtCheck(cublasLtMatmulPreferenceCreate(&pref),
                           "creating the matmul preference"));

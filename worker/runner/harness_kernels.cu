@@ -131,8 +131,8 @@ __global__ void SpinForKernel(uint64_t ns) {
 
 unsigned int Blocks(int64_t n) {
   const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned int>(blocks < 65535 * 8 ? (blocks > 0 ? blocks : 1)
-                                                      : 65535 * 8);
+  return static_cast<unsigned int>(
+      blocks < 65535 * 8 ? (blocks > 0 ? blocks : 1) : 65535 * 8);
 }
 
 }  // namespace
@@ -150,8 +150,8 @@ cudaError_t LaunchSpinFor(uint64_t ns, cudaStream_t stream) {
 
 cudaError_t LaunchFillUniform(void* dst, int dtype, int64_t n, uint64_t seed,
                               float lo, float hi, cudaStream_t stream) {
-  FillUniformKernel<<<Blocks(n), kThreads, 0, stream>>>(dst, dtype, n, seed,
-                                                         lo, hi);
+  FillUniformKernel<<<Blocks(n), kThreads, 0, stream>>>(dst, dtype, n, seed, lo,
+                                                        hi);
   return cudaGetLastError();
 }
 
@@ -170,8 +170,8 @@ cudaError_t LaunchToDouble(const void* src, int dtype, double* dst, int64_t n,
 cudaError_t LaunchGatherToDouble(const void* x, int dtype, double* gathered,
                                  int R, int B, int H, cudaStream_t stream) {
   const int64_t n = int64_t(B) * R * H;
-  GatherKernel<<<Blocks(n), kThreads, 0, stream>>>(x, dtype, gathered, kFp64,
-                                                    R, B, H);
+  GatherKernel<<<Blocks(n), kThreads, 0, stream>>>(x, dtype, gathered, kFp64, R,
+                                                   B, H);
   return cudaGetLastError();
 }
 
@@ -182,11 +182,11 @@ cudaError_t LaunchBroadcastRows(const double* bias, double* out, int B, int K,
   return cudaGetLastError();
 }
 
-cudaError_t LaunchConcatLastDim(const void* x, void* gathered, int dtype,
-                                int R, int B, int H, cudaStream_t stream) {
+cudaError_t LaunchConcatLastDim(const void* x, void* gathered, int dtype, int R,
+                                int B, int H, cudaStream_t stream) {
   const int64_t n = int64_t(B) * R * H;
-  GatherKernel<<<Blocks(n), kThreads, 0, stream>>>(x, dtype, gathered, dtype,
-                                                    R, B, H);
+  GatherKernel<<<Blocks(n), kThreads, 0, stream>>>(x, dtype, gathered, dtype, R,
+                                                   B, H);
   return cudaGetLastError();
 }
 

@@ -20,8 +20,7 @@ cudaError_t LaunchFillUniform(void* dst, int dtype, int64_t n, uint64_t seed,
                               float lo, float hi, cudaStream_t stream);
 
 // dst[i] = quiet NaN in the dtype.
-cudaError_t LaunchFillNaN(void* dst, int dtype, int64_t n,
-                          cudaStream_t stream);
+cudaError_t LaunchFillNaN(void* dst, int dtype, int64_t n, cudaStream_t stream);
 
 // dst[i] = (double)src[i].
 cudaError_t LaunchToDouble(const void* src, int dtype, double* dst, int64_t n,
@@ -38,8 +37,8 @@ cudaError_t LaunchBroadcastRows(const double* bias, double* out, int B, int K,
 
 // The eager reference's concat (as torch.cat of the R shards along the last
 // dim): gathered[b][r*H + h] = x[r][b][h], in the dtype.
-cudaError_t LaunchConcatLastDim(const void* x, void* gathered, int dtype,
-                                int R, int B, int H, cudaStream_t stream);
+cudaError_t LaunchConcatLastDim(const void* x, void* gathered, int dtype, int R,
+                                int B, int H, cudaStream_t stream);
 
 }  // namespace kbench
 

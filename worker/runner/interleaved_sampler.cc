@@ -39,8 +39,7 @@ absl::StatusOr<InterleavedSampler::Result> InterleavedSampler::Run(
 
   ASSIGN_OR_RETURN(std::unique_ptr<EventTimer> timer,
                    EventTimer::Create(batch * nw));
-  std::vector<StoppingCriterion> criteria(
-      nw, StoppingCriterion(options_.stop));
+  std::vector<StoppingCriterion> criteria(nw, StoppingCriterion(options_.stop));
   Result result;
   result.samples_us.resize(nw);
   int round = 0;

@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
   int device = 0;
   int fd = 3;
   std::string log_level = "info";
-  app.add_option("--device", device, "CUDA device ordinal")->capture_default_str();
+  app.add_option("--device", device, "CUDA device ordinal")
+      ->capture_default_str();
   app.add_option("--protocol-fd", fd, "File descriptor of the worker socket")
       ->capture_default_str();
   app.add_option("--log-level", log_level, "Log level")->capture_default_str();

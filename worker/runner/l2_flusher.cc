@@ -4,8 +4,7 @@
 
 namespace kbench {
 
-absl::StatusOr<std::unique_ptr<L2Flusher>> L2Flusher::Create(
-    int64_t l2_bytes) {
+absl::StatusOr<std::unique_ptr<L2Flusher>> L2Flusher::Create(int64_t l2_bytes) {
   std::unique_ptr<L2Flusher> f(new L2Flusher());
   ASSIGN_OR_RETURN(f->buffer_,
                    DeviceBuffer::Allocate(2 * std::max<int64_t>(l2_bytes, 1)));

@@ -32,9 +32,9 @@ class ReferenceOp {
   // `tensors` and copies it to the host, keyed by output name. Device
   // scratch holding the golden result is zeroed and freed before returning,
   // so a candidate launched later cannot find it.
-  virtual absl::Status Golden(const TensorSet& tensors,
-                              std::map<std::string, std::vector<double>>*
-                                  golden) = 0;
+  virtual absl::Status Golden(
+      const TensorSet& tensors,
+      std::map<std::string, std::vector<double>>* golden) = 0;
 
   // Prepares the eager pipeline for the shape of `tensors` (scratch, cuBLAS
   // algorithm choice); the pipeline reads the inputs of `tensors` and writes

@@ -11,14 +11,12 @@ absl::StatusOr<std::unique_ptr<StreamBlocker>> StreamBlocker::Create(
     double timeout_ms) {
   std::unique_ptr<StreamBlocker> b(new StreamBlocker());
   b->timeout_ms_ = timeout_ms;
-  CUDA_RETURN_IF_ERROR(
-      cudaHostAlloc(reinterpret_cast<void**>(&b->host_), 2 * sizeof(int),
-                    cudaHostAllocMapped),
-      "allocating the stream blocker's flag");
-  CUDA_RETURN_IF_ERROR(
-      cudaHostGetDevicePointer(reinterpret_cast<void**>(&b->device_), b->host_,
-                               0),
-      "mapping the stream blocker's flag");
+  CUDA_RETURN_IF_ERROR(cudaHostAlloc(reinterpret_cast<void**>(&b->host_),
+                                     2 * sizeof(int), cudaHostAllocMapped),
+                       "allocating the stream blocker's flag");
+  CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(
+                           reinterpret_cast<void**>(&b->device_), b->host_, 0),
+                       "mapping the stream blocker's flag");
   b->host_[0] = b->host_[1] = 0;
   return b;
 }

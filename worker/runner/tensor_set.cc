@@ -17,8 +17,8 @@ absl::StatusOr<TensorSet> TensorSet::Allocate(const v1::Problem& problem,
     t.spec = &spec;
     ASSIGN_OR_RETURN(t.extents, TensorExtents(spec, dims));
     ASSIGN_OR_RETURN(t.elements, TensorElements(spec, dims));
-    ASSIGN_OR_RETURN(t.buffer,
-                     DeviceBuffer::Allocate(t.elements * DTypeSize(spec.dtype())));
+    ASSIGN_OR_RETURN(
+        t.buffer, DeviceBuffer::Allocate(t.elements * DTypeSize(spec.dtype())));
     set.tensors_.push_back(std::move(t));
   }
   return set;
@@ -57,13 +57,11 @@ absl::Status TensorSet::ReadAsDouble(const Tensor& tensor, cudaStream_t stream,
                      scratch.as<double>(), tensor.elements, stream),
       "converting an output to fp64");
   out->resize(tensor.elements);
-  CUDA_RETURN_IF_ERROR(
-      cudaMemcpyAsync(out->data(), scratch.get(),
-                      tensor.elements * sizeof(double), cudaMemcpyDeviceToHost,
-                      stream),
-      "copying an output to the host");
-  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream),
-                       "reading back an output");
+  CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out->data(), scratch.get(),
+                                       tensor.elements * sizeof(double),
+                                       cudaMemcpyDeviceToHost, stream),
+                       "copying an output to the host");
+  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), "reading back an output");
   return absl::OkStatus();
 }
 

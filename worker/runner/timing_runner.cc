@@ -32,9 +32,9 @@ absl::Status TimingRunner::Run(const v1::RunnerJob& job,
   const v1::Problem& problem = job.problem();
   ASSIGN_OR_RETURN(const DimValues dims,
                    ShapeDims(problem, job.timing_shape()));
-  const std::string where = absl::StrCat(job.timing_set(), "/",
-                                         job.timing_shape().name(), " (",
-                                         FormatDims(problem, dims), ")");
+  const std::string where =
+      absl::StrCat(job.timing_set(), "/", job.timing_shape().name(), " (",
+                   FormatDims(problem, dims), ")");
   ASSIGN_OR_RETURN(const ConcretePlan cplan,
                    ResolveLaunchPlan(plan, problem, dims));
   RETURN_IF_ERROR(CheckDeviceLimits(cplan, ctx_->spec(), module->StaticSmem()));
@@ -97,9 +97,10 @@ absl::Status TimingRunner::Run(const v1::RunnerJob& job,
   RETURN_IF_ERROR(
       CompareOutputs(problem, tensors, golden, s, &ref_check, reference));
   if (!ref_check.passed()) {
-    spdlog::warn("reference pipeline differs from the fp64 golden result on "
-                 "{}: rel-norm error {:.3g}",
-                 where, ref_check.rel_norm_error());
+    spdlog::warn(
+        "reference pipeline differs from the fp64 golden result on "
+        "{}: rel-norm error {:.3g}",
+        where, ref_check.rel_norm_error());
   }
   if (profile != nullptr) {
     progress(absl::StrCat("profiling each launch on ", where));
@@ -203,7 +204,8 @@ absl::Status TimingRunner::ProfileLaunches(const v1::RunnerJob& job,
     }
   }
   const v1::Problem& problem = job.problem();
-  ASSIGN_OR_RETURN(const DimValues dims, ShapeDims(problem, job.timing_shape()));
+  ASSIGN_OR_RETURN(const DimValues dims,
+                   ShapeDims(problem, job.timing_shape()));
   ASSIGN_OR_RETURN(const double flops, ProblemFlops(problem, dims));
   ASSIGN_OR_RETURN(const double bytes, ProblemMinBytes(problem, dims));
   profile->set_flops(flops);
