@@ -361,6 +361,14 @@ void CollectNames(const Node& node, std::set<std::string>* names) {
 
 }  // namespace
 
+bool IsIdentifier(absl::string_view s) {
+  if (s.empty() || !IsIdentStart(s[0])) return false;
+  for (char c : s) {
+    if (!IsIdentChar(c)) return false;
+  }
+  return true;
+}
+
 absl::StatusOr<Expr> Expr::Parse(absl::string_view text) {
   Parser parser(text);
   ASSIGN_OR_RETURN(NodePtr root, parser.ParseAll());

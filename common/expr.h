@@ -47,6 +47,10 @@ class Expr {
   std::shared_ptr<const Node> root_;
 };
 
+// True for a C identifier ([A-Za-z_][A-Za-z0-9_]*): the names of dims,
+// tensors, workspaces and entry points.
+bool IsIdentifier(absl::string_view s);
+
 // Parse and evaluate in one step.
 absl::StatusOr<int64_t> EvalExpr(absl::string_view text, const DimValues& dims);
 

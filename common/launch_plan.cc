@@ -22,17 +22,6 @@ constexpr char kExampleLaunch[] =
     "// @kb launch gather_linear grid(B, cdiv(K, 256)) block(256)";
 constexpr char kAxes[] = "xyz";
 
-bool IsIdentifier(absl::string_view s) {
-  if (s.empty()) return false;
-  if (!std::isalpha(static_cast<unsigned char>(s[0])) && s[0] != '_') {
-    return false;
-  }
-  for (char c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  }
-  return true;
-}
-
 absl::Status LineError(int line, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("line ", line, ": ", what));
 }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/expr.h"
 
 namespace kbench {
 namespace {
@@ -76,11 +77,7 @@ std::vector<std::string> IndexNames(const v1::TensorSpec& tensor) {
   std::vector<std::string> names;
   for (int a = 0; a < tensor.shape_size(); ++a) {
     const std::string& e = tensor.shape(a);
-    const bool ident =
-        !e.empty() && std::all_of(e.begin(), e.end(), [](char c) {
-          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-        });
-    if (ident && !std::isdigit(static_cast<unsigned char>(e[0]))) {
+    if (IsIdentifier(e)) {
       std::string lower = e;
       for (char& c : lower) c = std::tolower(static_cast<unsigned char>(c));
       names.push_back(lower);

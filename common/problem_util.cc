@@ -14,17 +14,6 @@
 namespace kbench {
 namespace {
 
-bool IsIdentifier(absl::string_view s) {
-  if (s.empty()) return false;
-  if (!std::isalpha(static_cast<unsigned char>(s[0])) && s[0] != '_') {
-    return false;
-  }
-  for (char c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  }
-  return true;
-}
-
 std::string DimNames(const v1::Problem& problem) {
   std::vector<std::string> names;
   for (const v1::DimSpec& dim : problem.dims()) names.push_back(dim.name());

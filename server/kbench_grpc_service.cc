@@ -6,6 +6,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "common/grpc_status.h"
+#include "server/reactor_handle.h"
 
 namespace kbench {
 namespace {
@@ -18,60 +19,49 @@ class ToolReactor : public grpc::ServerUnaryReactor {
 
   ToolReactor(JobService* jobs, v1::JobKind kind,
               const v1::KernelRequest& request, Fill fill)
-      : jobs_(jobs), state_(std::make_shared<State>()) {
-    state_->reactor = this;
-    std::shared_ptr<State> state = state_;
+      : jobs_(jobs), handle_(std::make_shared<Handle>(this)) {
+    std::shared_ptr<Handle> handle = handle_;
     job_id_ = jobs_->RunTool(
         kind, request,
-        [state, fill = std::move(fill)](absl::StatusOr<v1::Job> job) {
-          grpc::Status status;
+        [handle, fill = std::move(fill)](absl::StatusOr<v1::Job> job) {
           if (!job.ok()) {
-            status = ToGrpcStatus(job.status());
-          } else {
-            status = ToGrpcStatus(JobService::ToolStatus(*job));
-            fill(*job);
+            handle->Finish(ToGrpcStatus(job.status()));
+            return;
           }
-          state->FinishOnce(status);
+          handle->Finish(ToGrpcStatus(JobService::ToolStatus(*job)),
+                         [&] { fill(*job); });
         });
   }
 
   void OnCancel() override {
-    state_->FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED,
-                                    "the call was cancelled or its deadline "
-                                    "passed; the job was cancelled"));
+    handle_->Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                                 "the call was cancelled or its deadline "
+                                 "passed; the job was cancelled"));
     if (!job_id_.empty()) (void)jobs_->Cancel(job_id_);
   }
 
   void OnDone() override {
-    {
-      absl::MutexLock lock(&state_->mu);
-      state_->reactor = nullptr;
-    }
+    handle_->Detach();
     delete this;
   }
 
  private:
-  struct State {
-    absl::Mutex mu;
-    ToolReactor* reactor = nullptr;
-    bool finished = false;
-    // Finish is called outside the lock, in case gRPC reacts inline; the
-    // reactor cannot be deleted before Finish (OnDone follows it).
-    void FinishOnce(const grpc::Status& status) {
-      ToolReactor* r = nullptr;
-      {
-        absl::MutexLock lock(&mu);
-        if (finished || reactor == nullptr) return;
-        finished = true;
-        r = reactor;
-      }
-      r->Finish(status);
-    }
-  };
+  using Handle = ReactorHandle<ToolReactor>;
   JobService* jobs_;
-  std::shared_ptr<State> state_;
+  std::shared_ptr<Handle> handle_;
   std::string job_id_;
 };
+
+// A tool whose response carries the job id and its whole result.
+template <typename Response>
+grpc::ServerUnaryReactor* ResultTool(JobService* jobs, v1::JobKind kind,
+                                     const v1::KernelRequest& request,
+                                     Response* response) {
+  return new ToolReactor(jobs, kind, request, [response](const v1::Job& job) {
+    response->set_job_id(job.id());
+    *response->mutable_result() = job.result();
+  });
+}
 
 grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx,
                                const absl::Status& status) {
@@ -205,31 +195,20 @@ grpc::ServerUnaryReactor* KbenchGrpcService::CompileKernel(
 grpc::ServerUnaryReactor* KbenchGrpcService::RunCorrectness(
     grpc::CallbackServerContext* ctx, const v1::RunCorrectnessRequest* request,
     v1::RunCorrectnessResponse* response) {
-  return new ToolReactor(jobs_, v1::JOB_KIND_CORRECTNESS, request->kernel(),
-                         [response](const v1::Job& job) {
-                           response->set_job_id(job.id());
-                           *response->mutable_result() = job.result();
-                         });
+  return ResultTool(jobs_, v1::JOB_KIND_CORRECTNESS, request->kernel(),
+                    response);
 }
 
 grpc::ServerUnaryReactor* KbenchGrpcService::ProfileKernel(
     grpc::CallbackServerContext* ctx, const v1::ProfileKernelRequest* request,
     v1::ProfileKernelResponse* response) {
-  return new ToolReactor(jobs_, v1::JOB_KIND_PROFILE, request->kernel(),
-                         [response](const v1::Job& job) {
-                           response->set_job_id(job.id());
-                           *response->mutable_result() = job.result();
-                         });
+  return ResultTool(jobs_, v1::JOB_KIND_PROFILE, request->kernel(), response);
 }
 
 grpc::ServerUnaryReactor* KbenchGrpcService::SubmitKernel(
     grpc::CallbackServerContext* ctx, const v1::SubmitKernelRequest* request,
     v1::SubmitKernelResponse* response) {
-  return new ToolReactor(jobs_, v1::JOB_KIND_SUBMIT, request->kernel(),
-                         [response](const v1::Job& job) {
-                           response->set_job_id(job.id());
-                           *response->mutable_result() = job.result();
-                         });
+  return ResultTool(jobs_, v1::JOB_KIND_SUBMIT, request->kernel(), response);
 }
 
 grpc::ServerUnaryReactor* KbenchGrpcService::ListProblems(

@@ -2,8 +2,8 @@
 
 #include <memory>
 
-#include "absl/synchronization/mutex.h"
 #include "common/grpc_status.h"
+#include "server/reactor_handle.h"
 
 namespace kbench {
 namespace {
@@ -14,61 +14,39 @@ class LeaseReactor : public grpc::ServerUnaryReactor {
  public:
   LeaseReactor(Scheduler* scheduler, const v1::LeaseJobRequest& request,
                v1::LeaseJobResponse* response)
-      : scheduler_(scheduler), state_(std::make_shared<State>()) {
-    state_->reactor = this;
-    std::shared_ptr<State> state = state_;
+      : scheduler_(scheduler), handle_(std::make_shared<Handle>(this)) {
+    std::shared_ptr<Handle> handle = handle_;
     const absl::Duration wait =
         absl::Milliseconds(std::max(0, request.wait_ms()));
     waiter_ = scheduler_->RequestLease(
         request.worker(), wait,
-        [state, response](std::optional<Scheduler::Lease> lease) {
-          LeaseReactor* r = nullptr;
-          {
-            absl::MutexLock lock(&state->mu);
-            if (state->finished || state->reactor == nullptr) return;
-            state->finished = true;
-            r = state->reactor;
-            if (lease) {
-              response->set_lease_id(lease->lease_id);
-              *response->mutable_job() = std::move(lease->job);
-              response->set_attempt(lease->attempt);
-              response->set_lease_ttl_ms(
-                  static_cast<int>(absl::ToInt64Milliseconds(lease->ttl)));
-            }
-          }
-          r->Finish(grpc::Status::OK);
+        [handle, response](std::optional<Scheduler::Lease> lease) {
+          handle->Finish(grpc::Status::OK, [&] {
+            if (!lease) return;
+            response->set_lease_id(lease->lease_id);
+            *response->mutable_job() = std::move(lease->job);
+            response->set_attempt(lease->attempt);
+            response->set_lease_ttl_ms(
+                static_cast<int>(absl::ToInt64Milliseconds(lease->ttl)));
+          });
         });
   }
 
   void OnCancel() override {
     scheduler_->CancelWait(waiter_);
-    LeaseReactor* r = nullptr;
-    {
-      absl::MutexLock lock(&state_->mu);
-      if (state_->finished) return;
-      state_->finished = true;
-      r = this;
-    }
-    r->Finish(
+    handle_->Finish(
         grpc::Status(grpc::StatusCode::CANCELLED, "lease wait cancelled"));
   }
 
   void OnDone() override {
-    {
-      absl::MutexLock lock(&state_->mu);
-      state_->reactor = nullptr;
-    }
+    handle_->Detach();
     delete this;
   }
 
  private:
-  struct State {
-    absl::Mutex mu;
-    LeaseReactor* reactor = nullptr;
-    bool finished = false;
-  };
+  using Handle = ReactorHandle<LeaseReactor>;
   Scheduler* scheduler_;
-  std::shared_ptr<State> state_;
+  std::shared_ptr<Handle> handle_;
   int64_t waiter_ = 0;
 };
 

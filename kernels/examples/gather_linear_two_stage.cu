@@ -4,10 +4,8 @@
 //
 // @kb problem gather_linear_fp32
 // @kb workspace gathered bytes(B * R * H * 4)
-// @kb launch gather_rows grid(B, R) block(min(H, 256)) args(x, gathered, R, B,
-// H)
-// @kb launch linear_rows grid(B, cdiv(K, 8)) block(256) args(gathered, w, bias,
-// out, R, B, H, K)
+// @kb launch gather_rows grid(B, R) block(min(H, 256)) args(x, gathered, R, B, H)
+// @kb launch linear_rows grid(B, cdiv(K, 8)) block(256) args(gathered, w, bias, out, R, B, H, K)
 
 extern "C" __global__ void gather_rows(const float* x, float* gathered, int R,
                                        int B, int H) {

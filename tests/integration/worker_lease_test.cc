@@ -76,7 +76,9 @@ class WorkerLeaseTest : public ::testing::Test {
     EXPECT_TRUE(stub_->SubmitJob(&ctx, req, &resp).ok());
     return resp.job();
   }
-  v1::Job WaitDone(const std::string& id, absl::Duration timeout) {
+  // Polls the job until it reaches `stage` (or later), up to `timeout`.
+  v1::Job WaitStage(const std::string& id, v1::Stage stage,
+                    absl::Duration timeout = absl::Seconds(10)) {
     const absl::Time deadline = absl::Now() + timeout;
     v1::GetJobResponse resp;
     while (absl::Now() < deadline) {
@@ -84,13 +86,15 @@ class WorkerLeaseTest : public ::testing::Test {
       req.set_job_id(id);
       grpc::ClientContext ctx;
       resp.Clear();
-      if (stub_->GetJob(&ctx, req, &resp).ok() &&
-          resp.job().stage() == v1::STAGE_DONE) {
+      if (stub_->GetJob(&ctx, req, &resp).ok() && resp.job().stage() >= stage) {
         break;
       }
-      absl::SleepFor(absl::Milliseconds(50));
+      absl::SleepFor(absl::Milliseconds(20));
     }
     return resp.job();
+  }
+  v1::Job WaitDone(const std::string& id, absl::Duration timeout) {
+    return WaitStage(id, v1::STAGE_DONE, timeout);
   }
 
   std::unique_ptr<KbdProcess> kbd_;
@@ -162,15 +166,7 @@ TEST_F(WorkerLeaseTest, CancelStopsARunningJob) {
   WaitForWorkers(1);
   const v1::Job job =
       Submit(v1::JOB_KIND_CORRECTNESS, Kernel("FAKE_SLOW_MS=20000"));
-  for (int i = 0; i < 200; ++i) {
-    v1::GetJobRequest req;
-    req.set_job_id(job.id());
-    v1::GetJobResponse resp;
-    grpc::ClientContext ctx;
-    ASSERT_TRUE(stub_->GetJob(&ctx, req, &resp).ok());
-    if (resp.job().stage() == v1::STAGE_RUNNING) break;
-    absl::SleepFor(absl::Milliseconds(50));
-  }
+  ASSERT_EQ(WaitStage(job.id(), v1::STAGE_RUNNING).stage(), v1::STAGE_RUNNING);
   v1::CancelJobRequest creq;
   creq.set_job_id(job.id());
   v1::CancelJobResponse cresp;
@@ -189,15 +185,7 @@ TEST_F(WorkerLeaseTest, LostLeaseIsRequeuedToAnotherWorker) {
   WaitForWorkers(1);
   const v1::Job job =
       Submit(v1::JOB_KIND_CORRECTNESS, Kernel("FAKE_SLOW_MS=1500"));
-  for (int i = 0; i < 200; ++i) {
-    v1::GetJobRequest req;
-    req.set_job_id(job.id());
-    v1::GetJobResponse resp;
-    grpc::ClientContext ctx;
-    ASSERT_TRUE(stub_->GetJob(&ctx, req, &resp).ok());
-    if (resp.job().stage() == v1::STAGE_RUNNING) break;
-    absl::SleepFor(absl::Milliseconds(20));
-  }
+  ASSERT_EQ(WaitStage(job.id(), v1::STAGE_RUNNING).stage(), v1::STAGE_RUNNING);
   first->Kill();  // The worker host dies mid-job.
   auto second = Worker("w-second");
   const v1::Job done = WaitDone(job.id(), absl::Seconds(30));
