@@ -95,31 +95,23 @@ class Parser {
   }
 
   absl::StatusOr<NodePtr> ParseExpr(int depth) {
-    RETURN_IF_ERROR(CheckDepth(depth));
-    ASSIGN_OR_RETURN(NodePtr lhs, ParseTerm(depth + 1));
-    while (true) {
-      SkipSpace();
-      if (pos_ >= text_.size() || (text_[pos_] != '+' && text_[pos_] != '-')) {
-        return lhs;
-      }
-      auto node = std::make_shared<Node>();
-      node->kind = Node::Kind::kBinary;
-      node->op = text_[pos_];
-      node->column = Column();
-      ++pos_;
-      ASSIGN_OR_RETURN(NodePtr rhs, ParseTerm(depth + 1));
-      node->children = {std::move(lhs), std::move(rhs)};
-      lhs = std::move(node);
-    }
+    return ParseLeftAssoc(depth, "+-", &Parser::ParseTerm);
   }
 
   absl::StatusOr<NodePtr> ParseTerm(int depth) {
+    return ParseLeftAssoc(depth, "*/%", &Parser::ParseUnary);
+  }
+
+  // One precedence level: operand (op operand)*, left associative.
+  absl::StatusOr<NodePtr> ParseLeftAssoc(
+      int depth, absl::string_view ops,
+      absl::StatusOr<NodePtr> (Parser::*operand)(int)) {
     RETURN_IF_ERROR(CheckDepth(depth));
-    ASSIGN_OR_RETURN(NodePtr lhs, ParseUnary(depth + 1));
+    ASSIGN_OR_RETURN(NodePtr lhs, (this->*operand)(depth + 1));
     while (true) {
       SkipSpace();
       if (pos_ >= text_.size() ||
-          (text_[pos_] != '*' && text_[pos_] != '/' && text_[pos_] != '%')) {
+          ops.find(text_[pos_]) == absl::string_view::npos) {
         return lhs;
       }
       auto node = std::make_shared<Node>();
@@ -127,7 +119,7 @@ class Parser {
       node->op = text_[pos_];
       node->column = Column();
       ++pos_;
-      ASSIGN_OR_RETURN(NodePtr rhs, ParseUnary(depth + 1));
+      ASSIGN_OR_RETURN(NodePtr rhs, (this->*operand)(depth + 1));
       node->children = {std::move(lhs), std::move(rhs)};
       lhs = std::move(node);
     }

@@ -18,6 +18,20 @@
 namespace kbench {
 namespace {
 
+// Binds ?1..?10 of the jobs table: the indexed columns and the job proto.
+void BindJobColumns(const v1::Job& job, SqliteStmt* stmt) {
+  stmt->BindText(1, job.id())
+      .BindInt64(2, job.kind())
+      .BindInt64(3, job.stage())
+      .BindInt64(4, job.result().verdict())
+      .BindText(5, job.session_id())
+      .BindText(6, job.problem())
+      .BindText(7, job.source_digest())
+      .BindInt64(8, job.created_unix_ms())
+      .BindInt64(9, job.updated_unix_ms())
+      .BindBlob(10, job.SerializeAsString());
+}
+
 constexpr int kDefaultPageSize = 20;
 constexpr int kMaxPageSize = 200;
 
@@ -143,17 +157,8 @@ absl::Status Store::InsertJob(const v1::Job& job,
           "source_digest, created_ms, updated_ms, job, request) "
           "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
           "insert job"));
-  stmt.BindText(1, job.id())
-      .BindInt64(2, job.kind())
-      .BindInt64(3, job.stage())
-      .BindInt64(4, job.result().verdict())
-      .BindText(5, job.session_id())
-      .BindText(6, job.problem())
-      .BindText(7, job.source_digest())
-      .BindInt64(8, job.created_unix_ms())
-      .BindInt64(9, job.updated_unix_ms())
-      .BindBlob(10, job.SerializeAsString())
-      .BindBlob(11, stored_request.SerializeAsString());
+  BindJobColumns(job, &stmt);
+  stmt.BindBlob(11, stored_request.SerializeAsString());
   absl::Status status = stmt.Run();
   if (absl::IsAlreadyExists(status)) {
     return absl::AlreadyExistsError(
@@ -172,16 +177,7 @@ absl::Status Store::UpdateJob(const v1::Job& job) {
           "session_id = ?5, problem = ?6, source_digest = ?7, "
           "created_ms = ?8, updated_ms = ?9, job = ?10 WHERE id = ?1",
           "update job"));
-  stmt.BindText(1, job.id())
-      .BindInt64(2, job.kind())
-      .BindInt64(3, job.stage())
-      .BindInt64(4, job.result().verdict())
-      .BindText(5, job.session_id())
-      .BindText(6, job.problem())
-      .BindText(7, job.source_digest())
-      .BindInt64(8, job.created_unix_ms())
-      .BindInt64(9, job.updated_unix_ms())
-      .BindBlob(10, job.SerializeAsString());
+  BindJobColumns(job, &stmt);
   RETURN_IF_ERROR(stmt.Run());
   if (sqlite3_changes(db_) == 0) {
     return absl::NotFoundError(absl::StrCat("no job '", job.id(), "'"));

@@ -160,6 +160,18 @@ TEST_F(MeasureTest, InterleavedSamplerTimesEachWorkloadSeparately) {
   EXPECT_LE(b_med, 106.0);
   EXPECT_FALSE(result->stop_reason.empty());
   EXPECT_EQ(result->discarded_batches, 0);
+
+  // The same without the L2 flush: what the flush itself adds to a sample.
+  opt.flush_l2 = false;
+  InterleavedSampler hot(ctx_.get(), flusher->get(), blocker->get(), opt);
+  auto warm = hot.Run({{"20us", [&] { return Spin(20000, s); }}});
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  std::vector<double> w = warm->samples_us[0];
+  std::sort(w.begin(), w.end());
+  std::cout << "20 us spin without L2 flush: median " << w[w.size() / 2]
+            << " us\n";
+  EXPECT_GE(w[w.size() / 2], 20.0);
+  EXPECT_LE(w[w.size() / 2], a_med + 0.5);
 }
 
 TEST_F(MeasureTest, InputsAreSeededAndInRange) {
