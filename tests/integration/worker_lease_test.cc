@@ -179,6 +179,32 @@ TEST_F(WorkerLeaseTest, CancelStopsARunningJob) {
   EXPECT_EQ(next.result().verdict(), v1::VERDICT_PASSED);
 }
 
+TEST_F(WorkerLeaseTest, ToolCallDeadlineCancelsItsJob) {
+  StartKbd();
+  auto worker = Worker("w1");
+  WaitForWorkers(1);
+  v1::RunCorrectnessRequest req;
+  req.mutable_kernel()->set_source(Kernel("FAKE_SLOW_MS=20000"));
+  req.mutable_kernel()->set_session_id("s-deadline");
+  v1::RunCorrectnessResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  EXPECT_EQ(stub_->RunCorrectness(&ctx, req, &resp).error_code(),
+            grpc::StatusCode::DEADLINE_EXCEEDED);
+  // The job behind the call is cancelled, and the worker moves on.
+  v1::ListJobsRequest lreq;
+  lreq.set_session_id("s-deadline");
+  v1::ListJobsResponse listed;
+  grpc::ClientContext lctx;
+  ASSERT_TRUE(stub_->ListJobs(&lctx, lreq, &listed).ok());
+  ASSERT_EQ(listed.jobs_size(), 1);
+  const v1::Job done = WaitDone(listed.jobs(0).id(), absl::Seconds(10));
+  EXPECT_EQ(done.result().verdict(), v1::VERDICT_CANCELLED);
+  v1::RunCorrectnessResponse next;
+  ASSERT_TRUE(Check(Kernel("after deadline"), &next).ok());
+  EXPECT_EQ(next.result().verdict(), v1::VERDICT_PASSED);
+}
+
 TEST_F(WorkerLeaseTest, LostLeaseIsRequeuedToAnotherWorker) {
   StartKbd();
   auto first = Worker("w-first");
