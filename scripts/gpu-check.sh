@@ -27,6 +27,13 @@ echo "== bench/tool_latency"
 timeout 180 "$bundle/bin/tool_latency" --server 127.0.0.1:50051 \
   --kernel kernels/examples/gather_linear_naive.cu --iterations 30 \
   --json "$out/latency.json" | tee "$out/latency.md"
+echo "== more submits: bf16, and the two-stage plan on the large shape"
+for args in "kernels/examples/gather_linear_naive_bf16.cu" \
+            "kernels/examples/gather_linear_two_stage.cu --shapes large --trials 1"; do
+  echo "-- kbctl submit $args"
+  # shellcheck disable=SC2086
+  timeout 120 "$bundle/bin/kbctl" --server 127.0.0.1:50051 submit $args
+done 2>&1 | tee "$out/submits.log"
 kill "$(cat "$out/demo/kbd.pid")" 2>/dev/null
 sleep 1
 cp "$out/demo/kbd.log" "$out/kbd.log" 2>/dev/null

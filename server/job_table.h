@@ -58,8 +58,9 @@ class JobTable {
 
   // Calls `watcher` with the current job, then on every change until the
   // job is DONE (the DONE state is the last call). Returns a token for
-  // Unwatch, or 0 when the job was already DONE (one call, no
-  // subscription). NotFound for an unknown job.
+  // Unwatch, or 0 when there is nothing to follow: the job was already DONE,
+  // or it is only in the store (one call, no subscription). NotFound for an
+  // unknown job.
   absl::StatusOr<int64_t> Watch(const std::string& id, Watcher watcher);
   void Unwatch(const std::string& id, int64_t token);
 

@@ -57,8 +57,9 @@ class Scheduler {
   };
   // Called once: with a lease, or with nullopt when the wait ran out.
   using LeaseReply = std::function<void(std::optional<Lease>)>;
-  // Called once per job the scheduler ends (lost too often, no worker,
-  // completed by its worker, cancelled while leased).
+  // Called once per job the scheduler ends: completed by its worker, lost
+  // too often, or no worker. (A job cancelled while leased is finished by
+  // its canceller; its worker's later Complete is accepted and dropped.)
   using FinishFn =
       std::function<void(const std::string& job_id, v1::JobResult result)>;
 
