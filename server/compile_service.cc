@@ -15,7 +15,9 @@ CompileService::CompileService(const Options& options,
   for (int i = 0; i < n; ++i) threads_.emplace_back([this] { WorkerLoop(); });
 }
 
-CompileService::~CompileService() {
+CompileService::~CompileService() { Shutdown(); }
+
+void CompileService::Shutdown() {
   std::deque<Task> dropped;
   std::map<std::string, std::vector<Callback>> waiting;
   {
@@ -23,7 +25,9 @@ CompileService::~CompileService() {
     stopping_ = true;
     dropped.swap(queue_);
   }
-  for (std::thread& t : threads_) t.join();
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
   {
     absl::MutexLock lock(&mu_);
     waiting.swap(in_flight_);

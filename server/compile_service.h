@@ -56,7 +56,14 @@ class CompileService {
 
   CompileService(const Options& options, const NvrtcCompiler* compiler,
                  Store* store);
+  // Calls Shutdown().
   ~CompileService();
+
+  // Stops accepting work, joins the threads and calls back every request
+  // still waiting with UNAVAILABLE. Idempotent. Call it while the objects
+  // the callbacks use are still alive (kbd: right after the gRPC server
+  // stops).
+  void Shutdown();
 
   CompileService(const CompileService&) = delete;
   CompileService& operator=(const CompileService&) = delete;

@@ -264,6 +264,11 @@ void JobService::StartCompile(const std::string& job_id,
 
 void JobService::OnCompiled(const std::string& job_id, const Prepared& p,
                             absl::StatusOr<CompileService::Result> compiled) {
+  if (absl::IsUnavailable(compiled.status())) {
+    // kbd is stopping: the job stays unfinished in the store and is re-run
+    // by Recover() at the next start.
+    return;
+  }
   if (!compiled.ok()) {
     Finish(job_id, ErrorResult(v1::VERDICT_ERROR, compiled.status()));
     return;
@@ -469,7 +474,15 @@ absl::StatusOr<v1::GetGpuSpecsResponse> JobService::GetGpuSpecs(
     (void)store_->TouchSession(session_id, "", turn.created_unix_ms());
     (void)store_->AppendTurn(turn);
   }
-  if (out.gpus_size() == 0) RETURN_IF_ERROR(CheckGpuAvailable());
+  if (out.gpus_size() == 0) {
+    const bool starting = absl::Now() - started_ < options_.worker_grace;
+    return absl::FailedPreconditionError(
+        starting ? "no GPU worker has connected yet; kbd is starting local "
+                   "workers, which connect within seconds: ask again"
+                 : "no GPU worker is connected; start `kbworker --server <kbd "
+                   "address> --gpu 0` on a GPU host, or run kbd with "
+                   "--local-worker=auto on one");
+  }
   return out;
 }
 

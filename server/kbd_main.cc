@@ -154,6 +154,9 @@ int Run(const Flags& flags) {
   spdlog::info("signal {}: shutting down", sig);
   local_workers.reset();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  // Compiles still in flight report to the job service: stop them while it
+  // is alive (it is destroyed before the compile service).
+  compile_service.Shutdown();
   return 0;
 }
 

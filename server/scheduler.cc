@@ -137,10 +137,8 @@ void Scheduler::UpdatePositionsLocked() {
     (void)jobs_->Update(q.job_id, [&](v1::Job* j) {
       j->set_stage(v1::STAGE_WAITING_GPU);
       j->set_queue_position(pos);
-      j->set_stage_detail(
-          live ? absl::StrCat("position ", pos, " in the GPU queue")
-               : absl::StrCat("position ", pos,
-                              " in the GPU queue; no GPU worker is connected"));
+      j->set_stage_detail(live ? "waiting for a free GPU"
+                               : "waiting for a GPU worker to connect");
     });
   }
 }

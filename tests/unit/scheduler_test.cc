@@ -251,11 +251,11 @@ TEST_F(SchedulerTest, StagesGoWaitingGpuThenRunningWithQueuePositions) {
   v1::Job j1 = GetJob("j1");
   EXPECT_EQ(j1.stage(), v1::STAGE_WAITING_GPU);
   EXPECT_EQ(j1.queue_position(), 1);
-  EXPECT_THAT(j1.stage_detail(), HasSubstr("position 1"));
+  EXPECT_THAT(j1.stage_detail(), HasSubstr("waiting for a free GPU"));
   v1::Job j2 = GetJob("j2");
   EXPECT_EQ(j2.stage(), v1::STAGE_WAITING_GPU);
   EXPECT_EQ(j2.queue_position(), 2);
-  EXPECT_THAT(j2.stage_detail(), HasSubstr("position 2"));
+  EXPECT_THAT(j2.stage_detail(), HasSubstr("waiting for a free GPU"));
 
   Scheduler::Lease lease = MustLease("hostA:gpu0");
   EXPECT_EQ(lease.job.job_id(), "j1");
@@ -474,7 +474,7 @@ TEST_F(SchedulerTest, QueuedJobFailsWhenNoWorkerIsConnected) {
   Start(/*worker_present=*/false);
   AddAndEnqueue("j1");
   EXPECT_THAT(GetJob("j1").stage_detail(),
-              HasSubstr("no GPU worker is connected"));
+              HasSubstr("waiting for a GPU worker to connect"));
   ASSERT_TRUE(Eventually([&] { return FinishedCount() == 1; }));
   auto finished = Finished();
   EXPECT_EQ(finished[0].first, "j1");
