@@ -1,36 +1,24 @@
 #include "server/job_service.h"
 
-#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/random/random.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/digest.h"
 #include "common/grpc_status.h"
 #include "common/launch_plan.h"
 #include "common/problem_util.h"
 #include "common/report_text.h"
 #include "common/status_macros.h"
+#include "server/job_service_internal.h"
 #include "spdlog/spdlog.h"
 
 namespace kbench {
-
-struct JobService::Prepared {
-  v1::JobKind kind = v1::JOB_KIND_UNSPECIFIED;
-  v1::KernelRequest request;  // Filename defaulted, problem resolved.
-  const v1::Problem* problem = nullptr;
-  v1::LaunchPlan plan;
-  std::vector<v1::ShapeSet> check_sets;
-  std::string timing_set;  // Submit and profile.
-  v1::Shape timing_shape;
-  int trials = 0;
-  int budget_ms = 0;
-  std::string arch;
-  std::string digest;  // sha256 of the source.
-};
 
 namespace {
 
@@ -82,14 +70,6 @@ std::string CompileFailureMessage(const v1::CompileReport& report,
   return msg;
 }
 
-std::string KnownSets(const v1::Problem& problem) {
-  std::vector<std::string> names;
-  for (const v1::ShapeSet& s : problem.shape_sets()) {
-    if (!s.hidden()) names.push_back(s.name());
-  }
-  return absl::StrJoin(names, ", ");
-}
-
 }  // namespace
 
 JobService::JobService(const Options& options, Store* store,
@@ -103,12 +83,6 @@ JobService::JobService(const Options& options, Store* store,
       workers_(workers),
       jobs_(jobs) {}
 
-std::string JobService::TargetArch(const v1::KernelRequest& request) const {
-  if (!request.arch().empty()) return request.arch();
-  if (auto spec = workers_->AnySpec(absl::Now())) return spec->arch();
-  return options_.default_arch;
-}
-
 absl::Status JobService::CheckGpuAvailable() const {
   const absl::Time now = absl::Now();
   if (workers_->AnyLive(now) || now - started_ < options_.worker_grace) {
@@ -119,105 +93,6 @@ absl::Status JobService::CheckGpuAvailable() const {
       "NVIDIA GPU. Start `kbworker --server <kbd address> --gpu 0` on a GPU "
       "host, or run kbd with --local-worker=auto on one. compile_kernel works "
       "without a GPU.");
-}
-
-absl::StatusOr<JobService::Prepared> JobService::Prepare(
-    v1::JobKind kind, const v1::KernelRequest& request) const {
-  Prepared p;
-  p.kind = kind;
-  p.request = request;
-  if (kind == v1::JOB_KIND_UNSPECIFIED || !v1::JobKind_IsValid(kind)) {
-    return absl::InvalidArgumentError(
-        "kind must be COMPILE, CORRECTNESS, PROFILE or SUBMIT");
-  }
-  const std::string& source = request.source();
-  if (source.empty()) {
-    return absl::InvalidArgumentError(
-        "source is empty; pass the CUDA C++ text of one kernel file");
-  }
-  if (source.size() > options_.max_source_bytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "source is %d bytes; the limit is %d bytes (%d KiB). Send one kernel "
-        "file without generated tables or embedded data",
-        source.size(), options_.max_source_bytes,
-        options_.max_source_bytes / 1024));
-  }
-  if (p.request.filename().empty()) p.request.set_filename("kernel.cu");
-  ASSIGN_OR_RETURN(p.plan, ParseLaunchPlan(source));
-  std::string problem_name = request.problem();
-  if (problem_name.empty()) problem_name = p.plan.problem();
-  if (problem_name.empty()) problem_name = options_.default_problem;
-  ASSIGN_OR_RETURN(p.problem, problems_->Find(problem_name));
-  p.request.set_problem(problem_name);
-  RETURN_IF_ERROR(ValidateLaunchPlan(p.plan, *p.problem));
-
-  if (request.trials() < 0 || request.trials() > options_.max_trials) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("trials must be between 0 (the problem's default) and ",
-                     options_.max_trials, "; got ", request.trials()));
-  }
-  if (request.budget_ms() < 0) {
-    return absl::InvalidArgumentError("budget_ms must not be negative");
-  }
-  if (!request.arch().empty()) {
-    const std::string& a = request.arch();
-    if (!absl::StartsWith(a, "sm_") || a.size() < 5) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("arch '", a, "' is not a GPU architecture like sm_90"));
-    }
-  }
-  p.trials = request.trials() > 0 ? request.trials() : p.problem->trials();
-  p.arch = TargetArch(p.request);
-
-  // The shape sets this job touches.
-  const v1::ShapeSet* chosen = nullptr;
-  if (!request.shape_set().empty()) {
-    chosen = FindShapeSet(*p.problem, request.shape_set());
-    if (chosen == nullptr || chosen->hidden()) {
-      return absl::NotFoundError(absl::StrCat(
-          "problem '", problem_name, "' has no shape set '",
-          request.shape_set(), "'; known: ", KnownSets(*p.problem)));
-    }
-  }
-  if (chosen != nullptr) {
-    p.check_sets.push_back(*chosen);
-  } else if (kind == v1::JOB_KIND_PROFILE) {
-    p.check_sets.push_back(
-        *FindShapeSet(*p.problem, p.problem->default_shape_set()));
-  } else {
-    for (const std::string& name : p.problem->check_shape_sets()) {
-      p.check_sets.push_back(*FindShapeSet(*p.problem, name));
-    }
-  }
-  const v1::ShapeSet* timing =
-      chosen ? chosen
-             : FindShapeSet(*p.problem, p.problem->default_shape_set());
-  p.timing_set = timing->name();
-  p.timing_shape = timing->shapes(0);
-
-  // Launch expressions and device limits (grid, block; shared memory needs
-  // the compiled kernel and is checked again after compiling).
-  const v1::GpuSpec spec =
-      workers_->AnySpec(absl::Now()).value_or(DefaultGpuSpec());
-  std::vector<v1::ShapeSet> all = p.check_sets;
-  int budget = p.problem->time_budget_ms();
-  for (const v1::ShapeSet& set : all) {
-    if (set.time_budget_ms() > 0)
-      budget = std::max(budget, set.time_budget_ms());
-    for (const v1::Shape& shape : set.shapes()) {
-      ASSIGN_OR_RETURN(DimValues dims, ShapeDims(*p.problem, shape));
-      ASSIGN_OR_RETURN(ConcretePlan cp,
-                       ResolveLaunchPlan(p.plan, *p.problem, dims));
-      RETURN_IF_ERROR(CheckDeviceLimits(cp, spec));
-    }
-  }
-  if (timing->time_budget_ms() > 0) {
-    budget = std::max(budget, timing->time_budget_ms());
-  }
-  p.budget_ms =
-      request.budget_ms() > 0 ? std::min(request.budget_ms(), budget) : budget;
-  p.digest = Sha256Hex(source);
-  return p;
 }
 
 absl::StatusOr<v1::Job> JobService::Submit(v1::JobKind kind,

@@ -100,7 +100,7 @@ class JobService {
   void Recover();
 
  private:
-  struct Prepared;  // A validated request; defined in job_service.cc.
+  struct Prepared;  // A validated request; see job_service_internal.h.
   absl::StatusOr<Prepared> Prepare(v1::JobKind kind,
                                    const v1::KernelRequest& request) const;
   absl::Status CheckGpuAvailable() const;

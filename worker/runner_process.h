@@ -39,6 +39,7 @@
 #include "absl/time/time.h"
 #include "kbench/v1/report.pb.h"
 #include "kbench/v1/worker.pb.h"
+#include "worker/child_process.h"
 
 namespace kbench {
 
@@ -157,7 +158,7 @@ class RunnerProcess {
   void KillLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
-  pid_t pid_ = -1;
+  pid_t pid_ = -1;      // child_.pid(), copied by Spawn: readable without mu_.
   int sock_fd_ = -1;    // Parent end of the socketpair.
   int stdout_fd_ = -1;  // Read end of the runner's stdout pipe (O_NONBLOCK).
   bool stdout_eof_ = false;
@@ -170,11 +171,9 @@ class RunnerProcess {
   std::atomic<bool> kill_requested_{false};
 
   absl::Mutex mu_;
-  bool reaped_ ABSL_GUARDED_BY(mu_) = false;
-  // Killed, reaped or handed to the background reaper: never signal again.
-  bool gone_ ABSL_GUARDED_BY(mu_) = false;
+  // The process: spawning, killing, reaping (worker/child_process.h).
+  internal::ChildProcess child_ ABSL_GUARDED_BY(mu_);
   bool usable_ ABSL_GUARDED_BY(mu_) = true;
-  int wait_status_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace kbench
