@@ -10,6 +10,7 @@ extern "C" __global__ void gather_linear(const float* x, const float* w,
   if (k >= K) return;
   float acc = 0.f;
   for (int r = 0; r < R; ++r)
-    for (int h = 0; h < H; ++h) acc += x[(r * B + b) * H + h] * w[k * (R * H) + r * H + h];
+    for (int h = 0; h < H; ++h)
+      acc += x[(r * B + b) * H + h] * w[k * (R * H) + r * H + h];
   out[b * K + k] = acc;
 }
