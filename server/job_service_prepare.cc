@@ -115,9 +115,8 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
   // the compiled kernel and is checked again after compiling).
   const v1::GpuSpec spec =
       workers_->AnySpec(absl::Now()).value_or(DefaultGpuSpec());
-  std::vector<v1::ShapeSet> all = p.check_sets;
   int budget = p.problem->time_budget_ms();
-  for (const v1::ShapeSet& set : all) {
+  for (const v1::ShapeSet& set : p.check_sets) {
     if (set.time_budget_ms() > 0)
       budget = std::max(budget, set.time_budget_ms());
     for (const v1::Shape& shape : set.shapes()) {

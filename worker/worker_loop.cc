@@ -56,10 +56,7 @@ absl::Status WorkerLoop::EnsureRunner() {
   absl::StatusOr<std::unique_ptr<RunnerProcess>> r = RunnerProcess::Start(ro);
   if (!r.ok()) return r.status();
   runner_ = std::move(*r);
-  *info_.mutable_spec() = runner_->hello().spec();
-  spdlog::info("runner pid {} ready on {} ({}) in {:.0f} ms", runner_->pid(),
-               info_.spec().name(), info_.spec().arch(),
-               runner_->hello().startup_ms());
+  *info_.mutable_spec() = runner_->hello().spec();  // RunnerProcess logs it.
   return absl::OkStatus();
 }
 
