@@ -82,6 +82,26 @@ class KbenchClient {
       const v1::CancelJobRequest& request,
       const KbenchCallOptions& options = KbenchCallOptions());
 
+  // Problems, comparisons and sessions.
+  absl::StatusOr<v1::GetProblemResponse> GetProblem(
+      const v1::GetProblemRequest& request,
+      const KbenchCallOptions& options = KbenchCallOptions());
+  absl::StatusOr<v1::CompareRunsResponse> CompareRuns(
+      const v1::CompareRunsRequest& request,
+      const KbenchCallOptions& options = KbenchCallOptions());
+  absl::StatusOr<v1::CreateSessionResponse> CreateSession(
+      const v1::CreateSessionRequest& request,
+      const KbenchCallOptions& options = KbenchCallOptions());
+  absl::StatusOr<v1::GetSessionResponse> GetSession(
+      const v1::GetSessionRequest& request,
+      const KbenchCallOptions& options = KbenchCallOptions());
+  absl::StatusOr<v1::ListSessionsResponse> ListSessions(
+      const v1::ListSessionsRequest& request,
+      const KbenchCallOptions& options = KbenchCallOptions());
+  absl::StatusOr<v1::CloseSessionResponse> CloseSession(
+      const v1::CloseSessionRequest& request,
+      const KbenchCallOptions& options = KbenchCallOptions());
+
   // Streams the job's updates to `on_update` (called on this thread) until
   // the server ends the stream or `deadline` passes; returns the stream's
   // final status (OK after the DONE update, DEADLINE_EXCEEDED when the

@@ -16,6 +16,7 @@
 #include "common/logging.h"
 #include "common/nvrtc_compiler.h"
 #include "common/paths.h"
+#include "server/agent_service.h"
 #include "server/compile_service.h"
 #include "server/job_service.h"
 #include "server/job_table.h"
@@ -99,7 +100,8 @@ int Run(const Flags& flags) {
   job_service.set_scheduler(&scheduler);
   job_service.Recover();
 
-  kbench::KbenchGrpcService kbench_service(&job_service);
+  kbench::AgentService agent_service({}, store->get(), problems->get(), &jobs);
+  kbench::KbenchGrpcService kbench_service(&job_service, &agent_service);
   kbench::WorkerGrpcService worker_service(&scheduler);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

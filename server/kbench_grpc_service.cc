@@ -220,6 +220,61 @@ grpc::ServerUnaryReactor* KbenchGrpcService::ListProblems(
   return Done(ctx, absl::OkStatus());
 }
 
+grpc::ServerUnaryReactor* KbenchGrpcService::GetProblem(
+    grpc::CallbackServerContext* ctx, const v1::GetProblemRequest* request,
+    v1::GetProblemResponse* response) {
+  absl::StatusOr<v1::GetProblemResponse> r =
+      agent_->GetProblem(request->name(), request->session_id());
+  if (r.ok()) *response = std::move(*r);
+  return Done(ctx, r.status());
+}
+
+grpc::ServerUnaryReactor* KbenchGrpcService::CompareRuns(
+    grpc::CallbackServerContext* ctx, const v1::CompareRunsRequest* request,
+    v1::CompareRunsResponse* response) {
+  absl::StatusOr<v1::CompareRunsResponse> r = agent_->CompareRuns(
+      request->session_id(), request->turn_a(), request->turn_b());
+  if (r.ok()) *response = std::move(*r);
+  return Done(ctx, r.status());
+}
+
+grpc::ServerUnaryReactor* KbenchGrpcService::CreateSession(
+    grpc::CallbackServerContext* ctx, const v1::CreateSessionRequest* request,
+    v1::CreateSessionResponse* response) {
+  absl::StatusOr<v1::Session> s =
+      agent_->CreateSession(request->problem(), request->id());
+  if (s.ok()) *response->mutable_session() = std::move(*s);
+  return Done(ctx, s.status());
+}
+
+grpc::ServerUnaryReactor* KbenchGrpcService::GetSession(
+    grpc::CallbackServerContext* ctx, const v1::GetSessionRequest* request,
+    v1::GetSessionResponse* response) {
+  absl::StatusOr<v1::GetSessionResponse> r =
+      agent_->GetSession(request->session_id());
+  if (r.ok()) *response = std::move(*r);
+  return Done(ctx, r.status());
+}
+
+grpc::ServerUnaryReactor* KbenchGrpcService::ListSessions(
+    grpc::CallbackServerContext* ctx, const v1::ListSessionsRequest* request,
+    v1::ListSessionsResponse* response) {
+  absl::StatusOr<std::vector<v1::Session>> r =
+      agent_->ListSessions(request->limit());
+  if (r.ok()) {
+    for (v1::Session& s : *r) *response->add_sessions() = std::move(s);
+  }
+  return Done(ctx, r.status());
+}
+
+grpc::ServerUnaryReactor* KbenchGrpcService::CloseSession(
+    grpc::CallbackServerContext* ctx, const v1::CloseSessionRequest* request,
+    v1::CloseSessionResponse* response) {
+  absl::StatusOr<v1::Session> s = agent_->CloseSession(request->session_id());
+  if (s.ok()) *response->mutable_session() = std::move(*s);
+  return Done(ctx, s.status());
+}
+
 grpc::ServerUnaryReactor* KbenchGrpcService::SubmitJob(
     grpc::CallbackServerContext* ctx, const v1::SubmitJobRequest* request,
     v1::SubmitJobResponse* response) {

@@ -2,19 +2,22 @@
 // It translates requests and responses and calls JobService; it holds no
 // logic of its own. Statuses are converted in one place (grpc_status.h).
 //
-// Ownership: borrows the JobService (must outlive the server).
+// Ownership: borrows the JobService and AgentService (must outlive the
+// server).
 // Thread safety: gRPC calls it from many threads; it keeps no state.
 #ifndef KBENCH_SERVER_KBENCH_GRPC_SERVICE_H_
 #define KBENCH_SERVER_KBENCH_GRPC_SERVICE_H_
 
 #include "kbench/v1/kbench.grpc.pb.h"
+#include "server/agent_service.h"
 #include "server/job_service.h"
 
 namespace kbench {
 
 class KbenchGrpcService final : public v1::Kbench::CallbackService {
  public:
-  explicit KbenchGrpcService(JobService* jobs) : jobs_(jobs) {}
+  KbenchGrpcService(JobService* jobs, AgentService* agent)
+      : jobs_(jobs), agent_(agent) {}
 
   grpc::ServerUnaryReactor* GetGpuSpecs(
       grpc::CallbackServerContext* ctx, const v1::GetGpuSpecsRequest* request,
@@ -35,6 +38,24 @@ class KbenchGrpcService final : public v1::Kbench::CallbackService {
   grpc::ServerUnaryReactor* ListProblems(
       grpc::CallbackServerContext* ctx, const v1::ListProblemsRequest* request,
       v1::ListProblemsResponse* response) override;
+  grpc::ServerUnaryReactor* GetProblem(
+      grpc::CallbackServerContext* ctx, const v1::GetProblemRequest* request,
+      v1::GetProblemResponse* response) override;
+  grpc::ServerUnaryReactor* CompareRuns(
+      grpc::CallbackServerContext* ctx, const v1::CompareRunsRequest* request,
+      v1::CompareRunsResponse* response) override;
+  grpc::ServerUnaryReactor* CreateSession(
+      grpc::CallbackServerContext* ctx, const v1::CreateSessionRequest* request,
+      v1::CreateSessionResponse* response) override;
+  grpc::ServerUnaryReactor* GetSession(
+      grpc::CallbackServerContext* ctx, const v1::GetSessionRequest* request,
+      v1::GetSessionResponse* response) override;
+  grpc::ServerUnaryReactor* ListSessions(
+      grpc::CallbackServerContext* ctx, const v1::ListSessionsRequest* request,
+      v1::ListSessionsResponse* response) override;
+  grpc::ServerUnaryReactor* CloseSession(
+      grpc::CallbackServerContext* ctx, const v1::CloseSessionRequest* request,
+      v1::CloseSessionResponse* response) override;
 
   grpc::ServerUnaryReactor* SubmitJob(grpc::CallbackServerContext* ctx,
                                       const v1::SubmitJobRequest* request,
@@ -54,6 +75,7 @@ class KbenchGrpcService final : public v1::Kbench::CallbackService {
 
  private:
   JobService* jobs_;
+  AgentService* agent_;
 };
 
 }  // namespace kbench

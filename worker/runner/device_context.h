@@ -46,6 +46,8 @@ class DeviceContext {
   void* lt_workspace() const { return lt_workspace_.get(); }
   size_t lt_workspace_bytes() const { return lt_workspace_.bytes(); }
   const v1::GpuSpec& spec() const { return spec_; }
+  // For adding measured ceilings once at start-up.
+  v1::GpuSpec* mutable_spec() { return &spec_; }
 
  private:
   DeviceContext() = default;

@@ -226,6 +226,12 @@ int GatherLinearReference::EagerLaunches() {
   return count;
 }
 
+int64_t GatherLinearReference::EagerScratchBytes() const {
+  // The gathered intermediate and cuBLASLt's workspace (the eager output
+  // stands for the problem's output tensor).
+  return static_cast<int64_t>(gathered_.bytes() + ctx_->lt_workspace_bytes());
+}
+
 std::string GatherLinearReference::EagerName() const {
   return "torch.cat (concat kernel) + cuBLASLt GEMM with bias epilogue";
 }

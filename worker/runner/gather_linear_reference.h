@@ -35,6 +35,7 @@ class GatherLinearReference : public ReferenceOp {
   const TensorSet::Tensor* EagerOutput(const std::string& name) override;
   int EagerLaunches() override;
   std::string EagerName() const override;
+  int64_t EagerScratchBytes() const override;
 
  private:
   struct Dims {

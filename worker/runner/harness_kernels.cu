@@ -129,6 +129,24 @@ __global__ void SpinForKernel(uint64_t ns) {
   } while (now - start < ns);
 }
 
+__global__ void FmaProbeKernel(float* out, int iterations) {
+  const float a = 1.0f + 1e-7f * threadIdx.x, b = 1e-7f;
+  float x0 = threadIdx.x, x1 = x0 + 1, x2 = x0 + 2, x3 = x0 + 3;
+  float x4 = x0 + 4, x5 = x0 + 5, x6 = x0 + 6, x7 = x0 + 7;
+  for (int i = 0; i < iterations; ++i) {
+    x0 = fmaf(x0, a, b);
+    x1 = fmaf(x1, a, b);
+    x2 = fmaf(x2, a, b);
+    x3 = fmaf(x3, a, b);
+    x4 = fmaf(x4, a, b);
+    x5 = fmaf(x5, a, b);
+    x6 = fmaf(x6, a, b);
+    x7 = fmaf(x7, a, b);
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] =
+      x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7;
+}
+
 unsigned int Blocks(int64_t n) {
   const int64_t blocks = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned int>(
@@ -140,6 +158,12 @@ unsigned int Blocks(int64_t n) {
 cudaError_t LaunchBlockStream(const volatile int* flag, int* timed_out,
                               uint64_t timeout_ns, cudaStream_t stream) {
   BlockStreamKernel<<<1, 1, 0, stream>>>(flag, timed_out, timeout_ns);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchFmaProbe(float* out, int iterations, int blocks, int threads,
+                           cudaStream_t stream) {
+  FmaProbeKernel<<<blocks, threads, 0, stream>>>(out, iterations);
   return cudaGetLastError();
 }
 

@@ -62,3 +62,13 @@ namespace kbench {
 cudaError_t LaunchSpinFor(uint64_t ns, cudaStream_t stream);
 
 }  // namespace kbench
+
+namespace kbench {
+
+// FP32 FMA throughput probe: every thread runs `iterations` rounds of 8
+// independent FMA chains and writes one value to out[thread] (so nothing is
+// optimized away). FLOPs = 2 * 8 * iterations * blocks * threads.
+cudaError_t LaunchFmaProbe(float* out, int iterations, int blocks, int threads,
+                           cudaStream_t stream);
+
+}  // namespace kbench

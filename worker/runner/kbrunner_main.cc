@@ -14,6 +14,7 @@
 #include "common/proto_io.h"
 #include "kbench/v1/worker.pb.h"
 #include "spdlog/spdlog.h"
+#include "worker/runner/ceilings.h"
 #include "worker/runner/device_context.h"
 #include "worker/runner/evaluator.h"
 
@@ -38,6 +39,12 @@ int main(int argc, char** argv) {
     spdlog::error("{}", std::string(ctx.status().message()));
     return 3;
   }
+  // Ceilings for get_gpu_specs and speed-of-light figures, once per runner.
+  if (absl::Status s =
+          kbench::MeasureCeilings(ctx->get(), (*ctx)->mutable_spec());
+      !s.ok()) {
+    spdlog::warn("measuring the GPU's ceilings: {}", std::string(s.message()));
+  }
   auto evaluator = kbench::Evaluator::Create(ctx->get());
   if (!evaluator.ok()) {
     spdlog::error("{}", std::string(evaluator.status().message()));
@@ -50,8 +57,12 @@ int main(int argc, char** argv) {
           std::chrono::steady_clock::now() - t0)
           .count());
   if (!kbench::WriteMessage(fd, hello).ok()) return 4;
-  spdlog::info("ready on {} ({}) in {:.0f} ms", (*ctx)->spec().name(),
-               (*ctx)->spec().arch(), hello.hello().startup_ms());
+  spdlog::info(
+      "ready on {} ({}) in {:.0f} ms; measured {:.0f} GB/s copy, {:.1f} "
+      "FP32 TFLOP/s",
+      (*ctx)->spec().name(), (*ctx)->spec().arch(), hello.hello().startup_ms(),
+      (*ctx)->spec().measured_copy_gbps(),
+      (*ctx)->spec().measured_fp32_tflops());
 
   while (true) {
     kbench::v1::RunnerRequest request;

@@ -50,6 +50,9 @@ class ReferenceOp {
   virtual int EagerLaunches() = 0;
   // e.g. "torch.cat (concat kernel) + cuBLASLt GEMM with bias epilogue".
   virtual std::string EagerName() const = 0;
+  // Device memory the eager pipeline allocates beyond the problem's tensors
+  // (intermediates, library workspace), after PrepareEager.
+  virtual int64_t EagerScratchBytes() const = 0;
 };
 
 // The implementation for `problem.reference()`; Unimplemented for an op

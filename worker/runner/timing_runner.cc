@@ -77,6 +77,19 @@ absl::Status TimingRunner::Run(const v1::RunnerJob& job,
                         timing->kernel().median_us());
   }
   timing->set_kernel_launches(bound->launches());
+  int64_t tensor_bytes = 0, workspace_bytes = 0;
+  for (const TensorSet::Tensor& t : tensors.tensors()) {
+    tensor_bytes += static_cast<int64_t>(t.buffer.bytes());
+  }
+  for (const ConcreteWorkspace& w : cplan.workspaces)
+    workspace_bytes += w.bytes;
+  timing->set_kernel_memory_bytes(tensor_bytes + workspace_bytes);
+  timing->set_reference_memory_bytes(tensor_bytes +
+                                     reference->EagerScratchBytes());
+  ASSIGN_OR_RETURN(const double flops, ProblemFlops(problem, dims));
+  ASSIGN_OR_RETURN(const double min_bytes, ProblemMinBytes(problem, dims));
+  timing->set_flops(flops);
+  timing->set_min_bytes(min_bytes);
   timing->set_reference_launches(reference->EagerLaunches());
   timing->set_reference_name(reference->EagerName());
   timing->set_l2_flushed(options.flush_l2);

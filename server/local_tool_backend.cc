@@ -1,0 +1,53 @@
+#include "server/local_tool_backend.h"
+
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+
+namespace kbench {
+
+absl::StatusOr<v1::GetGpuSpecsResponse> LocalToolBackend::GetGpuSpecs(
+    const std::string& session_id) {
+  return jobs_->GetGpuSpecs(session_id);
+}
+
+absl::StatusOr<v1::GetProblemResponse> LocalToolBackend::GetProblem(
+    const std::string& name, const std::string& session_id) {
+  return agent_->GetProblem(name, session_id);
+}
+
+absl::StatusOr<v1::Job> LocalToolBackend::RunJob(
+    v1::JobKind kind, const v1::KernelRequest& request) {
+  absl::StatusOr<v1::Job> job = jobs_->Submit(kind, request);
+  if (!job.ok()) return job.status();
+  // Wait for DONE through a watch; the state outlives a timed-out wait.
+  struct Wait {
+    absl::Notification done;
+    v1::Job job;
+  };
+  auto wait = std::make_shared<Wait>();
+  absl::StatusOr<int64_t> token =
+      jobs_->Watch(job->id(), [wait](const v1::Job& j) {
+        if (j.stage() == v1::STAGE_DONE && !wait->done.HasBeenNotified()) {
+          wait->job = j;
+          wait->done.Notify();
+        }
+      });
+  if (!token.ok()) return token.status();
+  if (!wait->done.WaitForNotificationWithTimeout(job_timeout_)) {
+    jobs_->Unwatch(job->id(), *token);
+    (void)jobs_->Cancel(job->id());
+    return absl::DeadlineExceededError(
+        absl::StrCat("job ", job->id(), " did not finish within ",
+                     absl::FormatDuration(job_timeout_), "; it was cancelled"));
+  }
+  return jobs_->GetJob(job->id());
+}
+
+absl::StatusOr<v1::CompareRunsResponse> LocalToolBackend::CompareRuns(
+    const std::string& session_id, int turn_a, int turn_b) {
+  return agent_->CompareRuns(session_id, turn_a, turn_b);
+}
+
+}  // namespace kbench

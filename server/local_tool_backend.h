@@ -1,0 +1,43 @@
+// LocalToolBackend: the agent tools' backend inside kbd, for its HTTP
+// front end: it calls the JobService and AgentService directly and blocks
+// the calling (HTTP) thread until a job is done.
+//
+// Ownership: borrows both services (must outlive it).
+// Thread safety: thread safe; each call blocks only its own thread.
+#ifndef KBENCH_SERVER_LOCAL_TOOL_BACKEND_H_
+#define KBENCH_SERVER_LOCAL_TOOL_BACKEND_H_
+
+#include <string>
+
+#include "absl/time/time.h"
+#include "common/agent_tools.h"
+#include "server/agent_service.h"
+#include "server/job_service.h"
+
+namespace kbench {
+
+class LocalToolBackend : public AgentToolBackend {
+ public:
+  // `job_timeout`: longest wait for one job; the job is cancelled after it.
+  LocalToolBackend(JobService* jobs, AgentService* agent,
+                   absl::Duration job_timeout)
+      : jobs_(jobs), agent_(agent), job_timeout_(job_timeout) {}
+
+  absl::StatusOr<v1::GetGpuSpecsResponse> GetGpuSpecs(
+      const std::string& session_id) override;
+  absl::StatusOr<v1::GetProblemResponse> GetProblem(
+      const std::string& name, const std::string& session_id) override;
+  absl::StatusOr<v1::Job> RunJob(v1::JobKind kind,
+                                 const v1::KernelRequest& request) override;
+  absl::StatusOr<v1::CompareRunsResponse> CompareRuns(
+      const std::string& session_id, int turn_a, int turn_b) override;
+
+ private:
+  JobService* jobs_;
+  AgentService* agent_;
+  absl::Duration job_timeout_;
+};
+
+}  // namespace kbench
+
+#endif  // KBENCH_SERVER_LOCAL_TOOL_BACKEND_H_
