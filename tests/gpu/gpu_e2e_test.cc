@@ -91,6 +91,9 @@ TEST_F(GpuE2eTest, SpecsDescribeTheGpu) {
   EXPECT_EQ(spec_->arch(),
             absl::StrCat("sm_", spec_->cc_major(), spec_->cc_minor()));
   EXPECT_GT(spec_->smem_per_block_optin_bytes(), spec_->smem_per_block_bytes());
+  // Ceilings measured when the runner started.
+  EXPECT_GT(spec_->measured_copy_gbps(), 300);
+  EXPECT_GT(spec_->measured_fp32_tflops(), 5);
 }
 
 TEST_F(GpuE2eTest, NaiveKernelPassesEveryTrial) {
@@ -212,6 +215,13 @@ TEST_F(GpuE2eTest, SubmitTimesKernelAndReference) {
   EXPECT_GE(t.reference_launches(), 2);  // concat + GEMM.
   EXPECT_TRUE(t.l2_flushed());
   EXPECT_FALSE(t.stop_reason().empty());
+  // Memory: R*B*H + K*R*H + K + B*K floats at the default shape, no
+  // workspace; the reference adds its gathered copy and cuBLASLt workspace.
+  EXPECT_EQ(t.kernel_memory_bytes(),
+            4 * (4 * 12 * 32 + 56 * 128 + 56 + 12 * 56));
+  EXPECT_GT(t.reference_memory_bytes(), t.kernel_memory_bytes());
+  EXPECT_DOUBLE_EQ(t.flops(), 2.0 * 12 * 56 * 4 * 32);
+  EXPECT_GT(t.min_bytes(), 0);
 }
 
 TEST_F(GpuE2eTest, ProfileReportsEachLaunch) {

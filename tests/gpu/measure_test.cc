@@ -11,6 +11,7 @@
 #include "common/problem_util.h"
 #include "server/problem_registry.h"
 #include "tests/testutil/process.h"
+#include "worker/runner/ceilings.h"
 #include "worker/runner/device_context.h"
 #include "worker/runner/event_timer.h"
 #include "worker/runner/harness_kernels.h"
@@ -247,6 +248,44 @@ TEST_F(MeasureTest, GoldenMatchesAHostComputation) {
   for (size_t i = 0; i < eager.size(); ++i)
     EXPECT_NEAR(eager[i], golden["out"][i], 1e-4);
   EXPECT_GE((*ref)->EagerLaunches(), 2);
+}
+
+TEST_F(MeasureTest, CeilingsAreMeasuredAndDatasheetPeaksLabelled) {
+  v1::GpuSpec spec = ctx_->spec();
+  ASSERT_TRUE(MeasureCeilings(ctx_.get(), &spec).ok());
+  std::cout << spec.name() << ": measured " << spec.measured_copy_gbps()
+            << " GB/s copy, " << spec.measured_fp32_tflops()
+            << " TFLOP/s FP32; datasheet '" << spec.datasheet_name() << "' "
+            << spec.datasheet_memory_gbps() << " GB/s, "
+            << spec.datasheet_fp32_tflops() << " TFLOP/s\n";
+  // Plausible for any data-centre GPU of the last years; far from the
+  // mistakes of a wrong unit (x1000) or a wrong byte count (x2).
+  EXPECT_GT(spec.measured_copy_gbps(), 300);
+  EXPECT_LT(spec.measured_copy_gbps(), 12000);
+  EXPECT_GT(spec.measured_fp32_tflops(), 5);
+  EXPECT_LT(spec.measured_fp32_tflops(), 200);
+  if (spec.datasheet_memory_gbps() > 0) {
+    // Measured ceilings stay under the datasheet's.
+    EXPECT_LT(spec.measured_copy_gbps(), 1.05 * spec.datasheet_memory_gbps());
+    EXPECT_LT(spec.measured_fp32_tflops(), 1.05 * spec.datasheet_fp32_tflops());
+  }
+}
+
+TEST(CeilingsTest, DatasheetPeaksByName) {
+  v1::GpuSpec h200;
+  h200.set_name("NVIDIA H200");
+  FillDatasheetPeaks(&h200);
+  EXPECT_EQ(h200.datasheet_name(), "H200 SXM datasheet");
+  EXPECT_EQ(h200.datasheet_memory_gbps(), 4800);
+  v1::GpuSpec pcie;
+  pcie.set_name("NVIDIA H100 PCIe");
+  FillDatasheetPeaks(&pcie);
+  EXPECT_EQ(pcie.datasheet_memory_gbps(), 2000);
+  v1::GpuSpec other;
+  other.set_name("NVIDIA A10");
+  FillDatasheetPeaks(&other);
+  EXPECT_EQ(other.datasheet_memory_gbps(), 0);
+  EXPECT_TRUE(other.datasheet_name().empty());
 }
 
 }  // namespace
