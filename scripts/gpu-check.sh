@@ -2,7 +2,7 @@
 # Everything that needs a GPU, run from a bundle (make bundle) on a GPU host:
 #   1. the gpu-labelled ctest suite;
 #   2. the demo (kbd + a local worker per GPU, then `kbctl submit`);
-#   3. bench/tool_latency against the demo's warm kbd.
+#   3. bench/tool_latency and bench/agent_session against the demo's warm kbd.
 # Usage (from the repository root): scripts/gpu-check.sh BUNDLE OUT_DIR
 # Logs and figures land in OUT_DIR.
 set -uo pipefail
@@ -27,6 +27,12 @@ echo "== bench/tool_latency"
 timeout 180 "$bundle/bin/tool_latency" --server 127.0.0.1:50051 \
   --kernel kernels/examples/gather_linear_naive.cu --iterations 30 \
   --json "$out/latency.json" | tee "$out/latency.md"
+echo "== bench/agent_session (a scripted agent over MCP: 14 tool calls)"
+if [ -x "$bundle/bin/agent_session" ]; then
+  timeout 120 "$bundle/bin/agent_session" --server 127.0.0.1:50051 \
+    --kbctl "$bundle/bin/kbctl" --source-dir "$PWD" | tee "$out/agent_session.md"
+fi
+
 echo "== more submits: bf16, and the two-stage plan on the large shape"
 for args in "kernels/examples/gather_linear_naive_bf16.cu" \
             "kernels/examples/gather_linear_two_stage.cu --shapes large --trials 1"; do
