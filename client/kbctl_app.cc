@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "client/commands.h"
+#include "client/session_commands.h"
 
 namespace kbench {
 namespace {
@@ -18,6 +19,7 @@ namespace {
 constexpr char kFooter[] = R"(Environment:
   KBENCH_SERVER   default for --server (else localhost:50051)
   KBENCH_SESSION  default for --session of submit, check, profile, compile
+                  and mcp
 
 Output: the report (or, with --json, the response as JSON) goes to stdout;
 progress and errors go to stderr.
@@ -34,6 +36,9 @@ Examples:
   kbctl submit my_kernel.cu --problem gather_linear_fp32
   kbctl compile my_kernel.cu --arch sm_90
   kbctl list --stage running
+  kbctl mcp --server host:50051       (an MCP server on stdio, for agents)
+  kbctl tools --format openai         (the tool definitions as JSON)
+  kbctl session show s-1234 && kbctl diff s-1234 3 5
 )";
 
 std::string Getenv(const char* name) {
@@ -145,6 +150,60 @@ int RunKbctl(int argc, char** argv, std::ostream& out, std::ostream& err) {
   problems->add_flag("--verbose,-v", verbose,
                      "add the statement and the reference pseudo-code");
 
+  McpOptions mcp_options;
+  CLI::App* mcp = app.add_subcommand(
+      "mcp",
+      "serve the agent tools over MCP on stdio (JSON-RPC, one message per "
+      "line); logs go to stderr");
+  mcp->add_option("--session", mcp_options.session,
+                  "session to record every tool call in (default: "
+                  "$KBENCH_SESSION, else one created on the first call)");
+  mcp->add_option("--problem", mcp_options.problem,
+                  "problem of the session created (default: the first "
+                  "call's, else the server's)");
+  mcp->add_option("--log-level", mcp_options.log_level,
+                  "stderr log level (default info)")
+      ->check(CLI::IsMember(
+          {"trace", "debug", "info", "warn", "error", "critical", "off"}));
+
+  std::string tools_format = "openai";
+  CLI::App* tools = app.add_subcommand(
+      "tools", "print the agent tool definitions as JSON, for an LLM API");
+  tools->add_option("--format", tools_format,
+                    "openai, anthropic or mcp (default openai)");
+
+  std::string diff_session;
+  int turn_a = 0, turn_b = 0;
+  CLI::App* diff = app.add_subcommand(
+      "diff", "compare two turns of a session: verdicts, time, source diff");
+  diff->add_option("SESSION", diff_session, "session id")->required();
+  diff->add_option("TURN_A", turn_a, "earlier turn number (seq)")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  diff->add_option("TURN_B", turn_b, "later turn number (seq)")
+      ->required()
+      ->check(CLI::PositiveNumber);
+
+  CLI::App* session = app.add_subcommand(
+      "session", "agent sessions: create one, show its turns, list them");
+  session->require_subcommand(1);
+  std::string session_problem, session_id;
+  int session_limit = 0;
+  CLI::App* session_create =
+      session->add_subcommand("create", "create a session; prints its id");
+  session_create->add_option("--problem", session_problem,
+                             "the session's problem (default: set by its "
+                             "first tool call)");
+  CLI::App* session_show = session->add_subcommand(
+      "show", "a session and its turns: seq, tool, verdict, duration, job");
+  session_show->add_option("ID", session_id, "session id")->required();
+  CLI::App* session_list =
+      session->add_subcommand("list", "sessions, most recently updated first");
+  session_list
+      ->add_option("--limit", session_limit,
+                   "at most this many (default 20, at most 200)")
+      ->check(CLI::Range(1, 200));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -172,6 +231,25 @@ int RunKbctl(int argc, char** argv, std::ostream& out, std::ostream& err) {
   if (list->parsed()) return RunList(global, list_options, out, err);
   if (problems->parsed()) {
     return RunProblems(global, problem_name, verbose, out, err);
+  }
+  if (mcp->parsed()) {
+    if (mcp_options.session.empty()) {
+      mcp_options.session = Getenv("KBENCH_SESSION");
+    }
+    return RunMcp(global, mcp_options, std::cin, out);
+  }
+  if (tools->parsed()) return RunTools(tools_format, out, err);
+  if (diff->parsed()) {
+    return RunDiff(global, diff_session, turn_a, turn_b, out, err);
+  }
+  if (session_create->parsed()) {
+    return RunSessionCreate(global, session_problem, out, err);
+  }
+  if (session_show->parsed()) {
+    return RunSessionShow(global, session_id, out, err);
+  }
+  if (session_list->parsed()) {
+    return RunSessionList(global, session_limit, out, err);
   }
   return ReportError(
       absl::InvalidArgumentError("no command given; run `kbctl --help`"), "",

@@ -1,0 +1,517 @@
+// McpServer (`kbctl mcp`): the JSON-RPC 2.0 / MCP handling of every method
+// and error against a scripted AgentToolBackend, the line protocol of
+// Serve() over string streams, and the session it creates through a fake
+// kbench.v1.Kbench service.
+#include "client/mcp_server.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "grpcpp/grpcpp.h"
+#include "kbench/v1/kbench.grpc.pb.h"
+
+namespace kbench {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+class FakeBackend : public AgentToolBackend {
+ public:
+  absl::StatusOr<v1::GetGpuSpecsResponse> GetGpuSpecs(
+      const std::string& session_id) override {
+    sessions.push_back(session_id);
+    if (!specs_status.ok()) return specs_status;
+    v1::GetGpuSpecsResponse r;
+    v1::GpuSpec* g = r.add_gpus()->mutable_spec();
+    g->set_name("NVIDIA H200");
+    g->set_arch("sm_90");
+    g->set_sm_count(132);
+    return r;
+  }
+  absl::StatusOr<v1::GetProblemResponse> GetProblem(
+      const std::string& name, const std::string& session_id) override {
+    sessions.push_back(session_id);
+    v1::GetProblemResponse r;
+    r.mutable_problem()->set_name(name.empty() ? "gather_linear_fp32" : name);
+    r.set_entry_prototype("extern \"C\" __global__ void gather_linear(...)");
+    r.set_contract("KERNEL CONTRACT ...");
+    return r;
+  }
+  absl::StatusOr<v1::Job> RunJob(v1::JobKind kind,
+                                 const v1::KernelRequest& request) override {
+    sessions.push_back(request.session_id());
+    last_request = request;
+    v1::Job job;
+    job.set_id("j-1");
+    job.set_kind(kind);
+    job.set_problem("gather_linear_fp32");
+    job.set_filename(request.filename());
+    job.mutable_result()->set_verdict(verdict);
+    job.mutable_result()->set_message(
+        verdict == v1::VERDICT_PASSED ? "" : "odd/b7: 3 of 56 outputs wrong");
+    return job;
+  }
+  absl::StatusOr<v1::CompareRunsResponse> CompareRuns(
+      const std::string& session_id, int a, int b) override {
+    sessions.push_back(session_id);
+    v1::CompareRunsResponse r;
+    r.mutable_a()->set_turn(a);
+    r.mutable_b()->set_turn(b);
+    return r;
+  }
+
+  absl::Status specs_status = absl::OkStatus();
+  v1::Verdict verdict = v1::VERDICT_PASSED;
+  v1::KernelRequest last_request;
+  std::vector<std::string> sessions;  // The session of every call, in order.
+};
+
+json Request(const json& id, const std::string& method,
+             const json& params = json()) {
+  json m = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
+  if (!params.is_null()) m["params"] = params;
+  return m;
+}
+
+json Call(const json& id, const std::string& tool, const json& args) {
+  return Request(id, "tools/call", {{"name", tool}, {"arguments", args}});
+}
+
+class McpServerTest : public ::testing::Test {
+ protected:
+  json Handle(const json& message) {
+    std::optional<json> reply = server_.Handle(message);
+    EXPECT_TRUE(reply.has_value()) << message.dump();
+    return reply.value_or(json());
+  }
+  // The error's code, after checking the reply's envelope and id.
+  int ErrorCode(const json& reply, const json& id) {
+    EXPECT_EQ(reply["jsonrpc"], "2.0");
+    EXPECT_EQ(reply["id"], id) << reply.dump();
+    EXPECT_FALSE(reply.contains("result")) << reply.dump();
+    EXPECT_TRUE(reply["error"]["message"].is_string()) << reply.dump();
+    return reply["error"]["code"].get<int>();
+  }
+
+  FakeBackend backend_;
+  McpServer server_{backend_, nullptr, {}};
+};
+
+TEST_F(McpServerTest, InitializeAnswersTheRequestedSupportedVersion) {
+  for (const std::string version : {"2025-06-18", "2025-11-25"}) {
+    const json reply =
+        Handle(Request(1, "initialize",
+                       {{"protocolVersion", version},
+                        {"capabilities", json::object()},
+                        {"clientInfo", {{"name", "test"}, {"version", "1"}}}}));
+    EXPECT_EQ(reply["jsonrpc"], "2.0");
+    EXPECT_EQ(reply["id"], 1);
+    const json& r = reply["result"];
+    EXPECT_EQ(r["protocolVersion"], version);
+    EXPECT_EQ(r["capabilities"], json({{"tools", {{"listChanged", false}}}}));
+    EXPECT_EQ(r["serverInfo"]["name"], "kbench");
+    EXPECT_EQ(r["serverInfo"]["version"], KBENCH_VERSION);
+    EXPECT_THAT(r["instructions"].get<std::string>(),
+                HasSubstr("Call get_problem first"));
+  }
+}
+
+TEST_F(McpServerTest, InitializeAnswersTheLatestForAnUnknownVersion) {
+  json reply =
+      Handle(Request(7, "initialize", {{"protocolVersion", "2024-11-05"}}));
+  EXPECT_EQ(reply["result"]["protocolVersion"], "2025-11-25");
+  reply = Handle(Request(8, "initialize", json::object()));
+  EXPECT_EQ(reply["result"]["protocolVersion"], "2025-11-25");
+}
+
+TEST_F(McpServerTest, NotificationsGetNoReply) {
+  EXPECT_FALSE(
+      server_
+          .Handle({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}})
+          .has_value());
+  EXPECT_FALSE(server_
+                   .Handle({{"jsonrpc", "2.0"},
+                            {"method", "notifications/cancelled"},
+                            {"params", {{"requestId", 3}}}})
+                   .has_value());
+  // Even an unknown method, or a tool call, sent as a notification.
+  EXPECT_FALSE(
+      server_.Handle({{"jsonrpc", "2.0"}, {"method", "no/such"}}).has_value());
+  EXPECT_FALSE(server_
+                   .Handle({{"jsonrpc", "2.0"},
+                            {"method", "tools/call"},
+                            {"params", {{"name", "get_gpu_specs"}}}})
+                   .has_value());
+  EXPECT_TRUE(backend_.sessions.empty());
+  // A response (this server asks nothing) is not answered either.
+  EXPECT_FALSE(server_.Handle({{"jsonrpc", "2.0"}, {"id", 1}, {"result", {}}})
+                   .has_value());
+}
+
+TEST_F(McpServerTest, ToolsListHasEveryToolWithItsSchema) {
+  const json reply = Handle(Request("list-1", "tools/list"));
+  EXPECT_EQ(reply["id"], "list-1");
+  const json& tools = reply["result"]["tools"];
+  ASSERT_TRUE(tools.is_array());
+  ASSERT_EQ(tools.size(), AgentToolDefs().size());
+  ASSERT_EQ(tools.size(), 7u);
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const AgentToolDef& def = AgentToolDefs()[i];
+    EXPECT_EQ(tools[i]["name"], def.name);
+    EXPECT_EQ(tools[i]["description"], def.description);
+    EXPECT_EQ(tools[i]["inputSchema"], def.input_schema);
+    EXPECT_EQ(tools[i]["inputSchema"]["type"], "object");
+  }
+}
+
+TEST_F(McpServerTest, PingAnswersAnEmptyObject) {
+  const json reply = Handle(Request(3, "ping"));
+  EXPECT_EQ(reply,
+            json({{"jsonrpc", "2.0"}, {"id", 3}, {"result", json::object()}}));
+  EXPECT_TRUE(reply["result"].is_object());
+}
+
+TEST_F(McpServerTest, IdsOfEveryTypeAreEchoed) {
+  for (const json& id : {json(0), json(42), json(-5), json(9007199254740993),
+                         json(2.5), json("abc"), json("")}) {
+    const json reply = Handle(Request(id, "ping"));
+    EXPECT_EQ(reply["id"], id);
+    EXPECT_EQ(reply["id"].type(), id.type()) << id.dump();
+  }
+  // And on errors.
+  EXPECT_EQ(ErrorCode(Handle(Request("e-1", "nope")), "e-1"), -32601);
+  EXPECT_EQ(ErrorCode(Handle(Request(77, "nope")), 77), -32601);
+}
+
+TEST_F(McpServerTest, ToolCallSuccessIsAResultWithTextAndStructuredContent) {
+  const json reply =
+      Handle(Call(10, "compile_kernel", {{"kernel_code", "source"}}));
+  ASSERT_TRUE(reply.contains("result")) << reply.dump();
+  const json& r = reply["result"];
+  EXPECT_EQ(r["isError"], false);
+  ASSERT_EQ(r["content"].size(), 1u);
+  EXPECT_EQ(r["content"][0]["type"], "text");
+  EXPECT_THAT(r["content"][0]["text"].get<std::string>(),
+              HasSubstr("VERDICT: passed (compile_kernel"));
+  EXPECT_EQ(r["structuredContent"]["id"], "j-1");
+  EXPECT_EQ(r["structuredContent"]["kind"], "JOB_KIND_COMPILE");
+  EXPECT_EQ(backend_.last_request.source(), "source");
+  // No client: no session is created.
+  ASSERT_EQ(backend_.sessions.size(), 1u);
+  EXPECT_EQ(backend_.sessions[0], "");
+  EXPECT_EQ(server_.session_id(), "");
+}
+
+TEST_F(McpServerTest, ToolCallWithoutArgumentsUsesAnEmptyObject) {
+  const json reply =
+      Handle(Request(11, "tools/call", {{"name", "get_problem"}}));
+  EXPECT_EQ(reply["result"]["isError"], false) << reply.dump();
+  EXPECT_THAT(reply["result"]["content"][0]["text"].get<std::string>(),
+              HasSubstr("KERNEL CONTRACT"));
+  EXPECT_EQ(reply["result"]["structuredContent"]["problem"]["name"],
+            "gather_linear_fp32");
+}
+
+TEST_F(McpServerTest, FailedVerdictIsANormalResultWithIsError) {
+  backend_.verdict = v1::VERDICT_FAILED;
+  const json reply =
+      Handle(Call(12, "run_correctness", {{"kernel_code", "source"}}));
+  ASSERT_FALSE(reply.contains("error")) << reply.dump();
+  EXPECT_EQ(reply["result"]["isError"], true);
+  const std::string text = reply["result"]["content"][0]["text"];
+  EXPECT_THAT(text, HasSubstr("VERDICT: failed"));
+  EXPECT_THAT(text, HasSubstr("odd/b7: 3 of 56 outputs wrong"));
+}
+
+TEST_F(McpServerTest, RefusedCallIsANormalResultWithIsError) {
+  backend_.specs_status =
+      absl::FailedPreconditionError("no GPU worker is connected");
+  const json reply = Handle(Call(13, "get_gpu_specs", json::object()));
+  ASSERT_FALSE(reply.contains("error")) << reply.dump();
+  EXPECT_EQ(reply["result"]["isError"], true);
+  EXPECT_THAT(reply["result"]["content"][0]["text"].get<std::string>(),
+              HasSubstr("FAILED_PRECONDITION: no GPU worker is connected"));
+  EXPECT_EQ(reply["result"]["structuredContent"]["error"]["code"],
+            "FAILED_PRECONDITION");
+}
+
+TEST_F(McpServerTest, ArgumentsSessionIdIsPassedOn) {
+  Handle(Call(14, "compare_runs",
+              {{"session_id", "s-given"}, {"turn_a", 1}, {"turn_b", 2}}));
+  ASSERT_EQ(backend_.sessions.size(), 1u);
+  EXPECT_EQ(backend_.sessions[0], "s-given");
+}
+
+TEST_F(McpServerTest, ParseErrorHasCodeMinus32700AndIdNull) {
+  const json reply = McpServer::ParseErrorReply("bad");
+  EXPECT_EQ(ErrorCode(reply, nullptr), -32700);
+  EXPECT_THAT(reply["error"]["message"].get<std::string>(), HasSubstr("bad"));
+}
+
+TEST_F(McpServerTest, InvalidRequestsHaveCodeMinus32600) {
+  // Not an object; a batch.
+  EXPECT_EQ(ErrorCode(Handle(json("hello")), nullptr), -32600);
+  const json batch = Handle(json::array({Request(1, "ping")}));
+  EXPECT_EQ(ErrorCode(batch, nullptr), -32600);
+  EXPECT_THAT(batch["error"]["message"].get<std::string>(),
+              HasSubstr("batches"));
+  // Wrong or missing "jsonrpc", with the id echoed.
+  EXPECT_EQ(
+      ErrorCode(Handle({{"jsonrpc", "1.0"}, {"id", 5}, {"method", "ping"}}), 5),
+      -32600);
+  EXPECT_EQ(ErrorCode(Handle({{"id", 6}, {"method", "ping"}}), 6), -32600);
+  // An id that is neither a string nor a number.
+  EXPECT_EQ(ErrorCode(Handle({{"jsonrpc", "2.0"},
+                              {"id", json::array({1})},
+                              {"method", "ping"}}),
+                      nullptr),
+            -32600);
+  EXPECT_EQ(
+      ErrorCode(
+          Handle({{"jsonrpc", "2.0"}, {"id", nullptr}, {"method", "ping"}}),
+          nullptr),
+      -32600);
+  // No method; a method that is not a string.
+  EXPECT_EQ(ErrorCode(Handle({{"jsonrpc", "2.0"}, {"id", 8}}), 8), -32600);
+  const json no_method =
+      Handle({{"jsonrpc", "2.0"}, {"id", 9}, {"method", 12}});
+  EXPECT_EQ(ErrorCode(no_method, 9), -32600);
+  EXPECT_THAT(no_method["error"]["message"].get<std::string>(),
+              HasSubstr("\"method\" must be a string"));
+}
+
+TEST_F(McpServerTest, UnknownMethodHasCodeMinus32601AndNamesIt) {
+  const json reply = Handle(Request(20, "resources/list"));
+  EXPECT_EQ(ErrorCode(reply, 20), -32601);
+  EXPECT_THAT(reply["error"]["message"].get<std::string>(),
+              HasSubstr("resources/list"));
+  EXPECT_THAT(reply["error"]["message"].get<std::string>(),
+              HasSubstr("tools/call"));
+}
+
+TEST_F(McpServerTest, InvalidParamsHaveCodeMinus32602WithTheReason) {
+  struct Case {
+    json params;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{{"name", "no_such_tool"}}, "unknown tool 'no_such_tool'"},
+      {{{"arguments", json::object()}}, "needs params.name"},
+      {{{"name", 5}}, "needs params.name"},
+      {{{"name", "compile_kernel"}, {"arguments", "text"}},
+       "arguments must be an object"},
+      {{{"name", "compile_kernel"}, {"arguments", json::object()}},
+       "missing required argument 'kernel_code'"},
+      {{{"name", "compile_kernel"},
+        {"arguments", {{"kernel_code", "x"}, {"colour", "red"}}}},
+       "unknown argument 'colour'"},
+      {{{"name", "run_correctness"},
+        {"arguments", {{"kernel_code", "x"}, {"trials", "five"}}}},
+       "'trials' must be an integer"},
+      {{{"name", "compare_runs"}, {"arguments", {{"turn_a", 1}}}},
+       "missing required argument 'turn_b'"},
+  };
+  int id = 100;
+  for (const Case& c : cases) {
+    const json reply = Handle(Request(id, "tools/call", c.params));
+    EXPECT_EQ(ErrorCode(reply, id), -32602) << c.params.dump();
+    EXPECT_THAT(reply["error"]["message"].get<std::string>(),
+                HasSubstr(c.message))
+        << c.params.dump();
+    ++id;
+  }
+  // params that is not an object.
+  const json reply = Handle({{"jsonrpc", "2.0"},
+                             {"id", "p"},
+                             {"method", "tools/call"},
+                             {"params", json::array({1, 2})}});
+  EXPECT_EQ(ErrorCode(reply, "p"), -32602);
+  // None of them reached the backend.
+  EXPECT_TRUE(backend_.sessions.empty());
+}
+
+TEST_F(McpServerTest, ServeWritesOneLinePerRequestAndNothingElse) {
+  std::istringstream in(
+      Request(1, "initialize", {{"protocolVersion", "2025-06-18"}}).dump() +
+      "\n" +
+      json({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}})
+          .dump() +
+      "\n\n   \n" + Request("two", "tools/list").dump() + "\r\n" +
+      "{not json\n" + Call(3, "get_gpu_specs", json::object()).dump() + "\n" +
+      Request(4, "ping").dump());  // The last line has no newline.
+  std::ostringstream out;
+  EXPECT_EQ(server_.Serve(in, out), 0);
+  const std::string text = out.str();
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  std::vector<json> replies;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    json reply = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    ASSERT_FALSE(reply.is_discarded()) << "not JSON: " << line;
+    ASSERT_EQ(reply["jsonrpc"], "2.0") << line;
+    replies.push_back(reply);
+  }
+  ASSERT_EQ(replies.size(), 5u) << text;
+  EXPECT_EQ(replies[0]["id"], 1);
+  EXPECT_EQ(replies[0]["result"]["protocolVersion"], "2025-06-18");
+  EXPECT_EQ(replies[1]["id"], "two");
+  EXPECT_EQ(replies[1]["result"]["tools"].size(), 7u);
+  EXPECT_EQ(ErrorCode(replies[2], nullptr), -32700);
+  EXPECT_EQ(replies[3]["id"], 3);
+  EXPECT_EQ(replies[3]["result"]["isError"], false);
+  EXPECT_THAT(replies[3]["result"]["content"][0]["text"].get<std::string>(),
+              HasSubstr("NVIDIA H200"));
+  EXPECT_EQ(replies[4],
+            json({{"jsonrpc", "2.0"}, {"id", 4}, {"result", json::object()}}));
+}
+
+TEST_F(McpServerTest, ServeReplacesInvalidUtf8InsteadOfFailing) {
+  std::istringstream in(
+      Call(1, "compile_kernel", {{"kernel_code", "x"}}).dump() + "\n");
+  // The kernel's file name comes back in the text; make it invalid UTF-8.
+  class Utf8Backend : public FakeBackend {
+   public:
+    absl::StatusOr<v1::Job> RunJob(v1::JobKind kind,
+                                   const v1::KernelRequest& request) override {
+      absl::StatusOr<v1::Job> job = FakeBackend::RunJob(kind, request);
+      job->mutable_result()->set_message("bad byte \xff here");
+      return job;
+    }
+  } utf8;
+  utf8.verdict = v1::VERDICT_COMPILE_ERROR;
+  McpServer server(utf8, nullptr, {});
+  std::ostringstream out;
+  EXPECT_EQ(server.Serve(in, out), 0);
+  const json reply = json::parse(out.str());
+  EXPECT_EQ(reply["result"]["isError"], true);
+  EXPECT_THAT(reply["result"]["content"][0]["text"].get<std::string>(),
+              HasSubstr("bad byte"));
+}
+
+TEST_F(McpServerTest, ServeReturnsTwoWhenTheOutputFails) {
+  std::istringstream in(Request(1, "ping").dump() + "\n");
+  std::ostringstream out;
+  out.setstate(std::ios::badbit);
+  EXPECT_EQ(server_.Serve(in, out), 2);
+}
+
+// ---- The session, created through a fake Kbench service.
+
+class FakeSessions final : public v1::Kbench::Service {
+ public:
+  grpc::Status CreateSession(grpc::ServerContext*,
+                             const v1::CreateSessionRequest* req,
+                             v1::CreateSessionResponse* resp) override {
+    absl::MutexLock lock(&mu_);
+    requests_.push_back(*req);
+    if (fail_) return grpc::Status(grpc::StatusCode::NOT_FOUND, "no problem");
+    resp->mutable_session()->set_id("s-" + std::to_string(requests_.size()));
+    resp->mutable_session()->set_problem(req->problem());
+    return grpc::Status::OK;
+  }
+  std::vector<v1::CreateSessionRequest> requests() {
+    absl::MutexLock lock(&mu_);
+    return requests_;
+  }
+  void set_fail(bool fail) {
+    absl::MutexLock lock(&mu_);
+    fail_ = fail;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<v1::CreateSessionRequest> requests_ ABSL_GUARDED_BY(mu_);
+  bool fail_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+class McpSessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                             &port);
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    client_ = std::make_unique<KbenchClient>(
+        "127.0.0.1:" + std::to_string(port), absl::Seconds(30));
+  }
+  void TearDown() override { server_->Shutdown(); }
+
+  FakeSessions service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<KbenchClient> client_;
+  FakeBackend backend_;
+};
+
+TEST_F(McpSessionTest, FirstToolCallCreatesTheSessionThenItIsReused) {
+  McpServer mcp(backend_, client_.get(), {});
+  // Requests that are not tool calls create none.
+  mcp.Handle(Request(1, "initialize", json::object()));
+  mcp.Handle(Request(2, "tools/list"));
+  EXPECT_TRUE(service_.requests().empty());
+  mcp.Handle(Call(3, "get_problem", {{"problem", "gather_linear_bf16"}}));
+  mcp.Handle(Call(4, "compile_kernel", {{"kernel_code", "x"}}));
+  mcp.Handle(Call(5, "get_gpu_specs", json::object()));
+  ASSERT_EQ(service_.requests().size(), 1u);
+  EXPECT_EQ(service_.requests()[0].problem(), "gather_linear_bf16");
+  EXPECT_EQ(mcp.session_id(), "s-1");
+  EXPECT_EQ(backend_.sessions, std::vector<std::string>({"s-1", "s-1", "s-1"}));
+}
+
+TEST_F(McpSessionTest, OptionsProblemIsTheCreatedSessionsProblem) {
+  McpServer mcp(backend_, client_.get(), {"", "gather_linear_fp32"});
+  mcp.Handle(Call(1, "get_problem", {{"problem", "other"}}));
+  ASSERT_EQ(service_.requests().size(), 1u);
+  EXPECT_EQ(service_.requests()[0].problem(), "gather_linear_fp32");
+}
+
+TEST_F(McpSessionTest, GivenSessionIsUsedAndNoneIsCreated) {
+  McpServer mcp(backend_, client_.get(), {"s-flag", ""});
+  EXPECT_EQ(mcp.session_id(), "s-flag");
+  mcp.Handle(Call(1, "get_gpu_specs", json::object()));
+  EXPECT_TRUE(service_.requests().empty());
+  EXPECT_EQ(backend_.sessions, std::vector<std::string>({"s-flag"}));
+}
+
+TEST_F(McpSessionTest, CallNamingASessionCreatesNone) {
+  McpServer mcp(backend_, client_.get(), {});
+  mcp.Handle(Call(1, "get_gpu_specs", {{"session_id", "s-own"}}));
+  EXPECT_TRUE(service_.requests().empty());
+  EXPECT_EQ(mcp.session_id(), "");
+  // The next call without one creates the client's session.
+  mcp.Handle(Call(2, "get_gpu_specs", json::object()));
+  EXPECT_EQ(service_.requests().size(), 1u);
+  EXPECT_EQ(backend_.sessions, std::vector<std::string>({"s-own", "s-1"}));
+}
+
+TEST_F(McpSessionTest, FailedCreationIsAToolErrorAndIsRetried) {
+  service_.set_fail(true);
+  McpServer mcp(backend_, client_.get(), {});
+  std::optional<json> reply =
+      mcp.Handle(Call(1, "get_problem", {{"problem", "bogus"}}));
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ((*reply)["result"]["isError"], true) << reply->dump();
+  EXPECT_THAT((*reply)["result"]["content"][0]["text"].get<std::string>(),
+              HasSubstr("NOT_FOUND: cannot create a kbench session: no "
+                        "problem"));
+  EXPECT_TRUE(backend_.sessions.empty());
+  service_.set_fail(false);
+  reply = mcp.Handle(Call(2, "get_problem", json::object()));
+  EXPECT_EQ((*reply)["result"]["isError"], false);
+  EXPECT_EQ(service_.requests().size(), 2u);
+  EXPECT_EQ(mcp.session_id(), "s-2");
+}
+
+}  // namespace
+}  // namespace kbench
