@@ -228,14 +228,18 @@ void JobService::Finish(const std::string& job_id, v1::JobResult result) {
     j->set_stage(v1::STAGE_DONE);
     j->set_stage_detail(VerdictName(result.verdict()));
     j->set_queue_position(0);
+    j->set_finished_unix_ms(absl::ToUnixMillis(absl::Now()));
     if (!result.worker_id().empty()) j->set_worker_id(result.worker_id());
     *j->mutable_result() = std::move(result);
+    // The turn is written before anyone waiting sees the job DONE (the
+    // update runs once, under the table's lock), so a caller that reads the
+    // session right after its tool call finds its turn.
+    RecordTurn(*j);
   });
   if (!job.ok()) return;  // Already finished (e.g. cancelled).
   spdlog::info("job {} {} {}: {} in {} ms", job->id(), ToolName(job->kind()),
                job->problem(), VerdictName(job->result().verdict()),
                job->finished_unix_ms() - job->created_unix_ms());
-  RecordTurn(*job);
 }
 
 void JobService::RecordTurn(const v1::Job& job) {
