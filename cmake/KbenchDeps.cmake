@@ -8,4 +8,8 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(OpenSSL REQUIRED)
+# cpp-httplib (kbd's HTTP/JSON tools): Debian ships it as a shared library
+# with a pkg-config file; its flags (SSL, zlib, brotli) must match the build.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 find_program(KBENCH_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)

@@ -1,8 +1,8 @@
 // kbd: the kbench server. Serves kbench.v1.Kbench (agent tools and jobs)
 // and kbench.v1.WorkerService (for kbworker) over gRPC, with the health and
-// reflection services; keeps jobs, sources, the compile cache and sessions
-// in an embedded SQLite database under --data-dir; optionally starts one
-// local kbworker per GPU.
+// reflection services, and the agent tools over HTTP/JSON; keeps jobs, sources,
+// the compile cache and sessions in an embedded SQLite database under
+// --data-dir; optionally starts one local kbworker per GPU.
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -18,9 +18,11 @@
 #include "common/paths.h"
 #include "server/agent_service.h"
 #include "server/compile_service.h"
+#include "server/http_server.h"
 #include "server/job_service.h"
 #include "server/job_table.h"
 #include "server/kbench_grpc_service.h"
+#include "server/local_tool_backend.h"
 #include "server/local_workers.h"
 #include "server/problem_registry.h"
 #include "server/scheduler.h"
@@ -40,6 +42,8 @@ struct Flags {
   std::string worker_binary = kbench::ExeDir() + "/kbworker";
   std::string runner_binary = kbench::ExeDir() + "/kbrunner";
   std::string port_file;
+  std::string http_listen = "127.0.0.1:8080";
+  std::string http_port_file;
   std::string log_level = "info";
   int lease_ttl_ms = 10000;
   int no_worker_timeout_ms = 60000;
@@ -124,6 +128,32 @@ int Run(const Flags& flags) {
   spdlog::info("kbd {} listening on {} (data {}, problems {}, NVRTC {})",
                KBENCH_VERSION, address, flags.data_dir, problems_dir,
                kbench::NvrtcCompiler::Version());
+
+  // The agent tools over HTTP/JSON, on the same core as gRPC.
+  kbench::HttpServer::Options http_options;
+  http_options.listen = flags.http_listen;
+  kbench::LocalToolBackend tool_backend(&job_service, &agent_service,
+                                        http_options.job_timeout);
+  kbench::HttpServer http(http_options, &tool_backend);
+  if (flags.http_listen != "off") {
+    absl::StatusOr<int> http_port = http.Start();
+    if (!http_port.ok()) {
+      spdlog::error("--http-listen: {} (--http-listen=off serves gRPC only)",
+                    std::string(http_port.status().message()));
+      server->Shutdown(std::chrono::system_clock::now());
+      compile_service.Shutdown();
+      return 2;
+    }
+    const std::string http_host =
+        flags.http_listen.substr(0, flags.http_listen.rfind(':'));
+    spdlog::info("HTTP tools on http://{}:{}/v1/tools", http_host, *http_port);
+    if (!flags.http_port_file.empty()) {
+      std::ofstream(flags.http_port_file) << *http_port << "\n";
+    }
+  } else {
+    spdlog::info("HTTP tools off (--http-listen=off)");
+  }
+  // Written last: a port file means kbd serves everything it was asked to.
   if (!flags.port_file.empty()) {
     std::ofstream(flags.port_file) << port << "\n";
   }
@@ -154,6 +184,9 @@ int Run(const Flags& flags) {
   int sig = 0;
   sigwait(&set, &sig);
   spdlog::info("signal {}: shutting down", sig);
+  // HTTP first: end the tool calls waiting for jobs, then stop serving.
+  tool_backend.Shutdown();
+  http.Stop();
   local_workers.reset();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   // Compiles still in flight report to the job service: stop them while it
@@ -173,7 +206,8 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  CLI::App app{"kbd: the kbench server (gRPC agent tools, jobs and workers)"};
+  CLI::App app{
+      "kbd: the kbench server (gRPC and HTTP agent tools, jobs and workers)"};
   Flags flags;
   app.set_config("--config", "", "Read options from this file (key = value)");
   app.add_option("--listen", flags.listen,
@@ -197,6 +231,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--port-file", flags.port_file,
                  "Write the bound port to this file once listening");
+  app.add_option("--http-listen", flags.http_listen,
+                 "HTTP/JSON tools address:port (POST /v1/tools/NAME; port 0 "
+                 "picks one), or off")
+      ->capture_default_str();
+  app.add_option("--http-port-file", flags.http_port_file,
+                 "Write the bound HTTP port to this file once listening");
   app.add_option("--log-level", flags.log_level,
                  "trace, debug, info, warn, error")
       ->capture_default_str();

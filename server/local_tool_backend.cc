@@ -1,9 +1,11 @@
 #include "server/local_tool_backend.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 
 namespace kbench {
 
@@ -19,6 +21,10 @@ absl::StatusOr<v1::GetProblemResponse> LocalToolBackend::GetProblem(
 
 absl::StatusOr<v1::Job> LocalToolBackend::RunJob(
     v1::JobKind kind, const v1::KernelRequest& request) {
+  if (stopping_) {
+    return absl::UnavailableError(
+        "kbd is shutting down; retry once it is back");
+  }
   absl::StatusOr<v1::Job> job = jobs_->Submit(kind, request);
   if (!job.ok()) return job.status();
   // Wait for DONE through a watch; the state outlives a timed-out wait.
@@ -35,9 +41,18 @@ absl::StatusOr<v1::Job> LocalToolBackend::RunJob(
         }
       });
   if (!token.ok()) return token.status();
-  if (!wait->done.WaitForNotificationWithTimeout(job_timeout_)) {
+  // Wait in slices, to notice Shutdown.
+  const absl::Time deadline = absl::Now() + job_timeout_;
+  while (!wait->done.WaitForNotificationWithTimeout(
+      std::min(absl::Milliseconds(100), deadline - absl::Now()))) {
+    if (!stopping_ && absl::Now() < deadline) continue;
     jobs_->Unwatch(job->id(), *token);
     (void)jobs_->Cancel(job->id());
+    if (stopping_) {
+      return absl::UnavailableError(
+          absl::StrCat("kbd is shutting down; job ", job->id(),
+                       " was cancelled; retry once it is back"));
+    }
     return absl::DeadlineExceededError(
         absl::StrCat("job ", job->id(), " did not finish within ",
                      absl::FormatDuration(job_timeout_), "; it was cancelled"));

@@ -7,6 +7,7 @@
 #ifndef KBENCH_SERVER_LOCAL_TOOL_BACKEND_H_
 #define KBENCH_SERVER_LOCAL_TOOL_BACKEND_H_
 
+#include <atomic>
 #include <string>
 
 #include "absl/time/time.h"
@@ -32,10 +33,16 @@ class LocalToolBackend : public AgentToolBackend {
   absl::StatusOr<v1::CompareRunsResponse> CompareRuns(
       const std::string& session_id, int turn_a, int turn_b) override;
 
+  // Ends the waits in progress (their jobs are cancelled, the calls answer
+  // Unavailable) and refuses new jobs, so that the front end can stop
+  // without waiting for jobs. Call before stopping the front end.
+  void Shutdown() { stopping_ = true; }
+
  private:
   JobService* jobs_;
   AgentService* agent_;
   absl::Duration job_timeout_;
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace kbench

@@ -140,6 +140,16 @@ absl::StatusOr<std::unique_ptr<KbdProcess>> KbdProcess::Start(
   std::vector<std::string> argv = {
       BinDir() + "/kbd", "--listen", "127.0.0.1:0", "--data-dir", k->data_dir_,
       "--port-file",     port_file,  "--log-level", "debug"};
+  // HTTP on a free port too, so that parallel tests do not share 8080.
+  const std::string http_port_file = k->temp_->path() + "/http_port";
+  bool own_http = true;
+  for (const std::string& a : options.extra_args) {
+    if (a.rfind("--http-listen", 0) == 0) own_http = false;
+  }
+  if (own_http) {
+    argv.insert(argv.end(), {"--http-listen", "127.0.0.1:0"});
+  }
+  argv.insert(argv.end(), {"--http-port-file", http_port_file});
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
   auto child = Child::Start(argv);
   if (!child.ok()) return child.status();
@@ -149,6 +159,12 @@ absl::StatusOr<std::unique_ptr<KbdProcess>> KbdProcess::Start(
     const std::string port = ReadFile(port_file);
     if (!port.empty() && port.back() == '\n') {
       k->address_ = absl::StrCat("127.0.0.1:", port.substr(0, port.size() - 1));
+      // kbd writes the HTTP port file before the gRPC one.
+      const std::string http_port = ReadFile(http_port_file);
+      if (!http_port.empty() && http_port.back() == '\n') {
+        k->http_address_ = absl::StrCat(
+            "127.0.0.1:", http_port.substr(0, http_port.size() - 1));
+      }
       return k;
     }
     if (!k->child_->Running()) break;

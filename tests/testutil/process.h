@@ -70,18 +70,23 @@ CommandResult RunCommand(const std::vector<std::string>& argv,
                          const std::map<std::string, std::string>& env = {},
                          absl::Duration timeout = absl::Seconds(120));
 
-// A kbd on 127.0.0.1 with a free port and its own data directory.
+// A kbd on 127.0.0.1 with free ports (gRPC and HTTP) and its own data
+// directory.
 class KbdProcess {
  public:
   struct Options {
-    std::vector<std::string> extra_args;  // e.g. {"--local-worker=1"}.
-    std::string data_dir;                 // Default: a fresh temp dir.
+    // e.g. {"--local-worker=1"}. An --http-listen here replaces the
+    // default 127.0.0.1:0 (say, --http-listen=off).
+    std::vector<std::string> extra_args;
+    std::string data_dir;  // Default: a fresh temp dir.
   };
   static absl::StatusOr<std::unique_ptr<KbdProcess>> Start(
       const Options& options);
   ~KbdProcess();
 
   const std::string& address() const { return address_; }
+  // "127.0.0.1:PORT" of the HTTP tools; empty when HTTP is off.
+  const std::string& http_address() const { return http_address_; }
   const std::string& data_dir() const { return data_dir_; }
   Child* child() { return child_.get(); }
   // Stops kbd (SIGTERM) and returns its exit code.
@@ -90,7 +95,7 @@ class KbdProcess {
 
  private:
   std::unique_ptr<TempDir> temp_;
-  std::string data_dir_, address_;
+  std::string data_dir_, address_, http_address_;
   std::unique_ptr<Child> child_;
 };
 

@@ -262,15 +262,17 @@ void ParseConfig(CLI::App& app, const std::string& file) {
 
 TEST(DeployConfigTest, KbdConfParsesWithCli11) {
   CLI::App app("kbd");
-  std::string listen, data_dir, problems_dir, local_worker;
+  std::string listen, http_listen, data_dir, problems_dir, local_worker;
   int compile_threads = -1;
   app.add_option("--listen", listen);
+  app.add_option("--http-listen", http_listen);
   app.add_option("--data-dir", data_dir);
   app.add_option("--problems-dir", problems_dir);
   app.add_option("--local-worker", local_worker);
   app.add_option("--compile-threads", compile_threads);
   ParseConfig(app, DeployDir() + "/kbd.conf");
   EXPECT_EQ(listen, "127.0.0.1:50051");
+  EXPECT_EQ(http_listen, "127.0.0.1:8080");
   EXPECT_EQ(data_dir, "/var/lib/kbench");
   EXPECT_EQ(problems_dir, "/usr/local/share/kbench/problems");
   EXPECT_EQ(local_worker, "off");
