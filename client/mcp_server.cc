@@ -268,13 +268,7 @@ json McpServer::CallTool(const json& id, const json& params) {
   }
   spdlog::info("kbctl mcp: {} -> {}", name,
                result->is_error ? "isError" : "ok");
-  json reply = {
-      {"content", json::array({{{"type", "text"}, {"text", result->text}}})},
-      {"isError", result->is_error}};
-  if (result->structured.is_object()) {
-    reply["structuredContent"] = std::move(result->structured);
-  }
-  return Reply(id, std::move(reply));
+  return Reply(id, ToMcpToolResult(*std::move(result)));
 }
 
 }  // namespace kbench

@@ -208,6 +208,14 @@ absl::StatusOr<json> RenderAgentTools(absl::string_view format) {
   return out;
 }
 
+json ToMcpToolResult(AgentToolResult result) {
+  json structured = std::move(result.structured);
+  if (!structured.is_object()) structured = json::object();
+  return {{"content", json::array({{{"type", "text"}, {"text", result.text}}})},
+          {"structuredContent", std::move(structured)},
+          {"isError", result.is_error}};
+}
+
 absl::StatusOr<AgentToolResult> CallAgentTool(AgentToolBackend& backend,
                                               absl::string_view name,
                                               const json& args,

@@ -60,6 +60,11 @@ struct AgentToolResult {
   bool is_error = false;      // Not passed, or the request was refused.
 };
 
+// The MCP tools/call result (also the HTTP tools' reply body):
+// {"content":[{"type":"text","text":...}],"structuredContent":{...},
+//  "isError":bool}. structuredContent is always an object.
+nlohmann::json ToMcpToolResult(AgentToolResult result);
+
 // Calls tool `name` with `args` (a JSON object). `session_id` is used when
 // the arguments carry none. Protocol mistakes are statuses: NotFound for an
 // unknown tool, InvalidArgument for arguments that break the schema (with

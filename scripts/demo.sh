@@ -23,10 +23,11 @@ export KBENCH_SERVER=$addr
 if [ -f "$state/kbd.pid" ] && kill -0 "$(cat "$state/kbd.pid")" 2>/dev/null; then
   kill "$(cat "$state/kbd.pid")" && sleep 1
 fi
-rm -f "$state/port"
+rm -f "$state/port" "$state/http_port"
 # kbd and its workers must not hold this script's stdout: a caller piping
 # the demo (| tee) would never see the end of it.
 "$bin/kbd" --listen "$addr" --data-dir "$state" --local-worker=auto \
+  --http-listen "${KBENCH_DEMO_HTTP:-127.0.0.1:0}" --http-port-file "$state/http_port" \
   --port-file "$state/port" </dev/null >/dev/null 2>"$state/kbd.log" &
 echo $! > "$state/kbd.pid"
 for _ in $(seq 100); do [ -s "$state/port" ] && break; sleep 0.1; done
@@ -35,7 +36,9 @@ if [ ! -s "$state/port" ]; then
   tail -20 "$state/kbd.log" >&2
   exit 2
 fi
-echo "== kbd is serving on $addr (store: $state/kbench.db, log: $state/kbd.log)"
+http="127.0.0.1:$(cat "$state/http_port" 2>/dev/null)"
+echo "== kbd is serving gRPC on $addr and HTTP tools on http://$http/v1/tools"
+echo "   (store: $state/kbench.db, log: $state/kbd.log)"
 
 gpus=0
 if "$bin/kbctl" specs >/dev/null 2>&1; then gpus=1; fi
@@ -70,6 +73,8 @@ cat <<EOT
   kbctl status <job id>             one job's full report; add --json for scripts
   kbctl problems --verbose          the problems and their shape sets
   kbctl check|profile|submit FILE   your own kernel; the contract: docs/kernel-contract.md
+  kbctl mcp                         the tools for an agent, over MCP (stdio)
+  curl -d '{}' http://$http/v1/tools/get_problem   the same tools over HTTP/JSON
   kbd log:                          $state/kbd.log
 EOT
 if [ "${KBENCH_DEMO_STOP:-0}" = 1 ]; then

@@ -265,13 +265,7 @@ void HttpServer::Route() {
                  StatusCodeName(static_cast<int>(st.code())), message);
       return;
     }
-    json structured = result->structured;
-    if (!structured.is_object()) structured = json::object();
-    ReplyJson(
-        res, 200,
-        {{"content", json::array({{{"type", "text"}, {"text", result->text}}})},
-         {"structuredContent", std::move(structured)},
-         {"isError", result->is_error}});
+    ReplyJson(res, 200, ToMcpToolResult(*std::move(result)));
   });
   OnOtherMethods(s, tool, "POST",
                  MethodNotAllowed("POST",

@@ -74,11 +74,10 @@ TEST_F(SessionsTest, AWholeSessionOverGrpc) {
   const std::string naive =
       testing::ReadSourceFile("kernels/examples/gather_linear_naive.cu");
   ASSERT_TRUE(Compile(sid, naive).ok());
-  ASSERT_TRUE(
-      Compile(sid, absl::StrReplaceAll(naive, {{"block(256)", "block(128)"},
-                                                {"cdiv(K, 256)",
-                                                 "cdiv(K, 128)"}}))
-          .ok());
+  ASSERT_TRUE(Compile(sid, absl::StrReplaceAll(
+                               naive, {{"block(256)", "block(128)"},
+                                       {"cdiv(K, 256)", "cdiv(K, 128)"}}))
+                  .ok());
   const v1::GetSessionResponse session = GetSession(sid, 3);
   ASSERT_EQ(session.turns_size(), 3);
   EXPECT_EQ(session.turns(0).tool(), "get_problem");

@@ -25,15 +25,14 @@ class AgentServiceTest : public ::testing::Test {
     ASSERT_TRUE(problems.ok()) << problems.status();
     problems_ = std::move(*problems);
     jobs_ = std::make_unique<JobTable>(JobTable::Options{}, store_.get());
-    agent_ = std::make_unique<AgentService>(AgentService::Options{},
-                                            store_.get(), problems_.get(),
-                                            jobs_.get());
+    agent_ = std::make_unique<AgentService>(
+        AgentService::Options{}, store_.get(), problems_.get(), jobs_.get());
   }
 
   // A finished job of `session`, with `source` stored, recorded as a turn.
   void AddRun(const std::string& session, const std::string& id,
-              const std::string& source, v1::Verdict verdict,
-              double kernel_us, double speedup) {
+              const std::string& source, v1::Verdict verdict, double kernel_us,
+              double speedup) {
     const std::string digest = "d-" + id;
     ASSERT_TRUE(store_->PutSource(digest, source).ok());
     v1::Job job;
@@ -46,7 +45,8 @@ class AgentServiceTest : public ::testing::Test {
     v1::JobResult* r = job.mutable_result();
     r->set_verdict(verdict);
     r->mutable_timing()->mutable_kernel()->set_median_us(kernel_us);
-    r->mutable_timing()->mutable_reference()->set_median_us(kernel_us * speedup);
+    r->mutable_timing()->mutable_reference()->set_median_us(kernel_us *
+                                                            speedup);
     r->mutable_timing()->set_speedup(speedup);
     r->mutable_correctness()->set_trials_run(30);
     r->mutable_correctness()->set_trials_passed(

@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "kbench/v1/kbench.grpc.pb.h"
 #include "nlohmann/json.hpp"
+#include "tests/testutil/process.h"
 
 namespace kbench {
 namespace {
@@ -220,10 +221,12 @@ class KbctlCliTest : public ::testing::Test {
   void SetUp() override {
     unsetenv("KBENCH_SERVER");
     unsetenv("KBENCH_SESSION");
-    kernel_path_ = ::testing::TempDir() + "/my_kernel.cu";
+    // A directory of its own: ctest runs these tests in parallel processes.
+    kernel_path_ = dir_.path() + "/my_kernel.cu";
     std::ofstream(kernel_path_) << kSource;
   }
 
+  kbench::testing::TempDir dir_;
   std::string kernel_path_;
 };
 
@@ -517,7 +520,7 @@ TEST(ProgressReporterTest, TerminalLineIsRedrawnAndCleared) {
   EXPECT_THAT(text,
               StartsWith("\rkbctl: job j2 running: trial 3/5 on odd/b7 ["));
   EXPECT_THAT(text, HasSubstr("\r\033[Kkbctl: a note\n"));
-  EXPECT_THAT(text, testing::EndsWith("\r\033[K"));  // Cleared at the end.
+  EXPECT_THAT(text, ::testing::EndsWith("\r\033[K"));  // Cleared at the end.
   EXPECT_EQ(text.find("done"), std::string::npos);
 }
 
