@@ -98,6 +98,19 @@ void AppendGpu(const v1::WorkerGpu& w, std::string* out) {
                     ", runtime ", g.runtime_version(), ", NVRTC ",
                     g.nvrtc_version(), "\n");
   }
+  if (g.measured_copy_gbps() > 0) {
+    absl::StrAppend(
+        out, absl::StrFormat("  measured: %.0f GB/s device copy (read "
+                             "+ write), %.1f TFLOP/s FP32 FMA\n",
+                             g.measured_copy_gbps(), g.measured_fp32_tflops()));
+  }
+  if (!g.datasheet_name().empty()) {
+    absl::StrAppend(
+        out, absl::StrFormat("  datasheet values (%s): %.0f GB/s memory, "
+                             "%.0f TFLOP/s FP32\n",
+                             g.datasheet_name(), g.datasheet_memory_gbps(),
+                             g.datasheet_fp32_tflops()));
+  }
 }
 
 }  // namespace

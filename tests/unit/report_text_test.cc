@@ -536,3 +536,29 @@ TEST(ReportTextTest, Problem) {
 
 }  // namespace
 }  // namespace kbench
+
+namespace kbench {
+namespace {
+
+TEST(ReportTextSpecsTest, ShowsMeasuredCeilingsBesideTheDatasheet) {
+  v1::GetGpuSpecsResponse r;
+  v1::GpuSpec* g = r.add_gpus()->mutable_spec();
+  g->set_name("NVIDIA H200");
+  g->set_measured_copy_gbps(4182.8);
+  g->set_measured_fp32_tflops(59.67);
+  g->set_datasheet_name("H200 SXM datasheet");
+  g->set_datasheet_memory_gbps(4800);
+  g->set_datasheet_fp32_tflops(67);
+  const std::string text = FormatGpuSpecs(r);
+  EXPECT_NE(text.find("measured: 4183 GB/s device copy (read + write), 59.7 "
+                      "TFLOP/s FP32 FMA"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("datasheet values (H200 SXM datasheet): 4800 GB/s "
+                      "memory, 67 TFLOP/s FP32"),
+            std::string::npos)
+      << text;
+}
+
+}  // namespace
+}  // namespace kbench
