@@ -21,6 +21,46 @@
 namespace kbench {
 namespace {
 
+std::string Basename(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Waits for a job, then prints its report; the exit code follows the
+// verdict.
+int WaitAndReport(const GlobalOptions& global, KbenchClient& client,
+                  const std::string& job_id, std::ostream& out,
+                  std::ostream& err) {
+  absl::StatusOr<v1::Job> job;
+  {
+    ProgressReporter progress(err, global.err_is_tty);
+    job =
+        WaitForJob(client, job_id, absl::Seconds(global.timeout_s), &progress);
+  }
+  if (!job.ok()) return FailCommand(job.status(), global, client, err);
+  const int code = ExitCodeForVerdict(job->result().verdict());
+  if (global.json) {
+    const int printed = PrintJson(*job, out, err);
+    return printed != kExitOk ? printed : code;
+  }
+  out << FormatJob(*job);
+  return code;
+}
+
+bool ParseStage(const std::string& name, v1::Stage* stage) {
+  for (v1::Stage s :
+       {v1::STAGE_QUEUED, v1::STAGE_COMPILING, v1::STAGE_WAITING_GPU,
+        v1::STAGE_RUNNING, v1::STAGE_DONE}) {
+    if (StageName(s) == name) {
+      *stage = s;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 // Calls that return at once (submit, status, list, ...) wait at most this
 // long, or --timeout when it is shorter.
 constexpr double kUnaryTimeoutS = 60;
@@ -29,8 +69,8 @@ absl::Duration UnaryTimeout(const GlobalOptions& global) {
   return absl::Seconds(std::min(global.timeout_s, kUnaryTimeoutS));
 }
 
-int Fail(const absl::Status& status, const GlobalOptions& global,
-         const KbenchClient& client, std::ostream& err) {
+int FailCommand(const absl::Status& status, const GlobalOptions& global,
+                const KbenchClient& client, std::ostream& err) {
   const bool unreachable =
       status.code() == absl::StatusCode::kUnavailable && !client.Connected();
   return ReportError(status, global.server, unreachable, err);
@@ -54,46 +94,6 @@ int PrintJson(const google::protobuf::Message& message, std::ostream& out,
   out << json << "\n";
   return kExitOk;
 }
-
-std::string Basename(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// Waits for a job, then prints its report; the exit code follows the
-// verdict.
-int WaitAndReport(const GlobalOptions& global, KbenchClient& client,
-                  const std::string& job_id, std::ostream& out,
-                  std::ostream& err) {
-  absl::StatusOr<v1::Job> job;
-  {
-    ProgressReporter progress(err, global.err_is_tty);
-    job =
-        WaitForJob(client, job_id, absl::Seconds(global.timeout_s), &progress);
-  }
-  if (!job.ok()) return Fail(job.status(), global, client, err);
-  const int code = ExitCodeForVerdict(job->result().verdict());
-  if (global.json) {
-    const int printed = PrintJson(*job, out, err);
-    return printed != kExitOk ? printed : code;
-  }
-  out << FormatJob(*job);
-  return code;
-}
-
-bool ParseStage(const std::string& name, v1::Stage* stage) {
-  for (v1::Stage s :
-       {v1::STAGE_QUEUED, v1::STAGE_COMPILING, v1::STAGE_WAITING_GPU,
-        v1::STAGE_RUNNING, v1::STAGE_DONE}) {
-    if (StageName(s) == name) {
-      *stage = s;
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
 
 int ExitCodeForVerdict(v1::Verdict verdict) {
   switch (verdict) {
@@ -172,7 +172,8 @@ int RunKernelCommand(const GlobalOptions& global, v1::JobKind kind,
 
   KbenchClient client(global.server, UnaryTimeout(global));
   absl::StatusOr<v1::SubmitJobResponse> submitted = client.SubmitJob(request);
-  if (!submitted.ok()) return Fail(submitted.status(), global, client, err);
+  if (!submitted.ok())
+    return FailCommand(submitted.status(), global, client, err);
   const v1::Job& job = submitted->job();
   if (options.no_wait) {
     if (global.json) return PrintJson(job, out, err);
@@ -187,7 +188,7 @@ int RunSpecs(const GlobalOptions& global, std::ostream& out,
   KbenchClient client(global.server, UnaryTimeout(global));
   absl::StatusOr<v1::GetGpuSpecsResponse> specs =
       client.GetGpuSpecs(v1::GetGpuSpecsRequest());
-  if (!specs.ok()) return Fail(specs.status(), global, client, err);
+  if (!specs.ok()) return FailCommand(specs.status(), global, client, err);
   if (global.json) return PrintJson(*specs, out, err);
   out << FormatGpuSpecs(*specs);
   return kExitOk;
@@ -199,7 +200,8 @@ int RunStatus(const GlobalOptions& global, const std::string& job_id,
   v1::GetJobRequest request;
   request.set_job_id(job_id);
   absl::StatusOr<v1::GetJobResponse> response = client.GetJob(request);
-  if (!response.ok()) return Fail(response.status(), global, client, err);
+  if (!response.ok())
+    return FailCommand(response.status(), global, client, err);
   const v1::Job& job = response->job();
   const int code = job.stage() == v1::STAGE_DONE
                        ? ExitCodeForVerdict(job.result().verdict())
@@ -237,7 +239,8 @@ int RunList(const GlobalOptions& global, const ListOptions& options,
   }
   KbenchClient client(global.server, UnaryTimeout(global));
   absl::StatusOr<v1::ListJobsResponse> response = client.ListJobs(request);
-  if (!response.ok()) return Fail(response.status(), global, client, err);
+  if (!response.ok())
+    return FailCommand(response.status(), global, client, err);
   if (global.json) return PrintJson(*response, out, err);
   out << FormatJobList(*response);
   return kExitOk;
@@ -248,7 +251,8 @@ int RunProblems(const GlobalOptions& global, const std::string& name,
   KbenchClient client(global.server, UnaryTimeout(global));
   absl::StatusOr<v1::ListProblemsResponse> response =
       client.ListProblems(v1::ListProblemsRequest());
-  if (!response.ok()) return Fail(response.status(), global, client, err);
+  if (!response.ok())
+    return FailCommand(response.status(), global, client, err);
   if (name.empty()) {
     if (global.json) return PrintJson(*response, out, err);
     if (response->problems().empty()) out << "no problems are loaded\n";
@@ -280,7 +284,8 @@ int RunCancel(const GlobalOptions& global, const std::string& job_id,
   v1::CancelJobRequest request;
   request.set_job_id(job_id);
   absl::StatusOr<v1::CancelJobResponse> response = client.CancelJob(request);
-  if (!response.ok()) return Fail(response.status(), global, client, err);
+  if (!response.ok())
+    return FailCommand(response.status(), global, client, err);
   if (global.json) return PrintJson(response->job(), out, err);
   out << FormatJob(response->job());
   return kExitOk;

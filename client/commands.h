@@ -17,6 +17,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "client/kbench_client.h"
+#include "google/protobuf/message.h"
 #include "kbench/v1/kbench.pb.h"
 #include "kbench/v1/report.pb.h"
 
@@ -78,6 +81,17 @@ absl::StatusOr<std::string> ReadSourceFile(const std::string& path);
 // Writes "kbctl: <CODE>: <message>" for `status` to `err` and returns 2.
 // UNAVAILABLE with `unreachable` adds the address tried and how to start
 // kbd.
+// Deadline of calls that return at once: 60 s, or --timeout when shorter.
+absl::Duration UnaryTimeout(const GlobalOptions& global);
+
+// Reports `status` (noting an unreachable server) and returns the exit code.
+int FailCommand(const absl::Status& status, const GlobalOptions& global,
+                const KbenchClient& client, std::ostream& err);
+
+// Writes `message` as one line of JSON (proto field names, defaults shown).
+int PrintJson(const google::protobuf::Message& message, std::ostream& out,
+              std::ostream& err);
+
 int ReportError(const absl::Status& status, const std::string& server,
                 bool unreachable, std::ostream& err);
 

@@ -20,40 +20,6 @@
 namespace kbench {
 namespace {
 
-// Calls that return at once wait at most this long, or --timeout when it is
-// shorter (as in client/commands.cc).
-constexpr double kUnaryTimeoutS = 60;
-
-absl::Duration UnaryTimeout(const GlobalOptions& global) {
-  return absl::Seconds(std::min(global.timeout_s, kUnaryTimeoutS));
-}
-
-int Fail(const absl::Status& status, const GlobalOptions& global,
-         const KbenchClient& client, std::ostream& err) {
-  const bool unreachable =
-      status.code() == absl::StatusCode::kUnavailable && !client.Connected();
-  return ReportError(status, global.server, unreachable, err);
-}
-
-// Writes `message` as one line of JSON (proto field names, defaults shown).
-int PrintJson(const google::protobuf::Message& message, std::ostream& out,
-              std::ostream& err) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  std::string json;
-  const auto status =
-      google::protobuf::util::MessageToJsonString(message, &json, options);
-  if (!status.ok()) {
-    return ReportError(
-        absl::InternalError(absl::StrCat("cannot print the response as JSON: ",
-                                         status.ToString())),
-        "", false, err);
-  }
-  out << json << "\n";
-  return kExitOk;
-}
-
 std::string Utc(int64_t unix_ms) {
   if (unix_ms <= 0) return "-";
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixMillis(unix_ms),
@@ -103,7 +69,8 @@ int RunDiff(const GlobalOptions& global, const std::string& session, int turn_a,
   request.set_turn_b(turn_b);
   absl::StatusOr<v1::CompareRunsResponse> response =
       client.CompareRuns(request);
-  if (!response.ok()) return Fail(response.status(), global, client, err);
+  if (!response.ok())
+    return FailCommand(response.status(), global, client, err);
   if (global.json) return PrintJson(*response, out, err);
   out << AgentCompareText(*response);
   return kExitOk;
@@ -116,7 +83,8 @@ int RunSessionCreate(const GlobalOptions& global, const std::string& problem,
   request.set_problem(problem);
   absl::StatusOr<v1::CreateSessionResponse> response =
       client.CreateSession(request);
-  if (!response.ok()) return Fail(response.status(), global, client, err);
+  if (!response.ok())
+    return FailCommand(response.status(), global, client, err);
   if (global.json) return PrintJson(*response, out, err);
   out << response->session().id() << "\n";
   return kExitOk;
@@ -128,7 +96,8 @@ int RunSessionShow(const GlobalOptions& global, const std::string& id,
   v1::GetSessionRequest request;
   request.set_session_id(id);
   absl::StatusOr<v1::GetSessionResponse> response = client.GetSession(request);
-  if (!response.ok()) return Fail(response.status(), global, client, err);
+  if (!response.ok())
+    return FailCommand(response.status(), global, client, err);
   if (global.json) return PrintJson(*response, out, err);
   const v1::Session& s = response->session();
   out << "session " << s.id() << ": problem "
@@ -156,7 +125,8 @@ int RunSessionList(const GlobalOptions& global, int limit, std::ostream& out,
   request.set_limit(limit);
   absl::StatusOr<v1::ListSessionsResponse> response =
       client.ListSessions(request);
-  if (!response.ok()) return Fail(response.status(), global, client, err);
+  if (!response.ok())
+    return FailCommand(response.status(), global, client, err);
   if (global.json) return PrintJson(*response, out, err);
   if (response->sessions().empty()) {
     out << "no sessions\n";

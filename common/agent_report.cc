@@ -13,21 +13,6 @@
 namespace kbench {
 namespace {
 
-std::string ToolName(v1::JobKind kind) {
-  switch (kind) {
-    case v1::JOB_KIND_COMPILE:
-      return "compile_kernel";
-    case v1::JOB_KIND_CORRECTNESS:
-      return "run_correctness";
-    case v1::JOB_KIND_PROFILE:
-      return "profile_kernel";
-    case v1::JOB_KIND_SUBMIT:
-      return "submit_kernel";
-    default:
-      return "job";
-  }
-}
-
 void AppendCompile(const v1::CompileReport& c, const std::string& filename,
                    std::string* out) {
   if (!c.success()) {
@@ -138,7 +123,7 @@ void AppendTiming(const v1::TimingReport& t, const v1::GpuSpec& gpu,
 std::string AgentJobText(const v1::Job& job) {
   const v1::JobResult& r = job.result();
   std::string out = absl::StrCat("VERDICT: ", VerdictName(r.verdict()), " (",
-                                 ToolName(job.kind()), " on ", job.problem(),
+                                 ToolNameOf(job.kind()), " on ", job.problem(),
                                  ", job ", job.id(), ")\n");
   if (!r.message().empty() && r.verdict() != v1::VERDICT_PASSED) {
     absl::StrAppend(&out, "why: ", r.message(), "\n");

@@ -158,6 +158,21 @@ std::string StageName(v1::Stage stage) {
   }
 }
 
+std::string ToolNameOf(v1::JobKind kind) {
+  switch (kind) {
+    case v1::JOB_KIND_COMPILE:
+      return "compile_kernel";
+    case v1::JOB_KIND_CORRECTNESS:
+      return "run_correctness";
+    case v1::JOB_KIND_PROFILE:
+      return "profile_kernel";
+    case v1::JOB_KIND_SUBMIT:
+      return "submit_kernel";
+    default:
+      return "job";
+  }
+}
+
 std::string JobKindName(v1::JobKind kind) {
   switch (kind) {
     case v1::JOB_KIND_COMPILE:

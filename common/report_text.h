@@ -31,6 +31,10 @@ std::string StageName(v1::Stage stage);
 // "compile", "correctness", "profile", "submit"; "unspecified" otherwise.
 std::string JobKindName(v1::JobKind kind);
 
+// The agent tool a job kind serves: "compile_kernel", "run_correctness",
+// "profile_kernel", "submit_kernel" ("job" for others).
+std::string ToolNameOf(v1::JobKind kind);
+
 // Canonical gRPC / google.rpc code names: 0 "OK", 3 "INVALID_ARGUMENT",
 // 14 "UNAVAILABLE", ...; "CODE_<n>" outside 0..16.
 std::string StatusCodeName(int code);

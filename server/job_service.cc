@@ -22,21 +22,6 @@ namespace kbench {
 
 namespace {
 
-std::string ToolName(v1::JobKind kind) {
-  switch (kind) {
-    case v1::JOB_KIND_COMPILE:
-      return "compile_kernel";
-    case v1::JOB_KIND_CORRECTNESS:
-      return "run_correctness";
-    case v1::JOB_KIND_PROFILE:
-      return "profile_kernel";
-    case v1::JOB_KIND_SUBMIT:
-      return "submit_kernel";
-    default:
-      return "unknown";
-  }
-}
-
 std::string NewJobId() {
   absl::BitGen gen;
   return absl::StrFormat("j-%012x",
@@ -237,7 +222,7 @@ void JobService::Finish(const std::string& job_id, v1::JobResult result) {
     RecordTurn(*j);
   });
   if (!job.ok()) return;  // Already finished (e.g. cancelled).
-  spdlog::info("job {} {} {}: {} in {} ms", job->id(), ToolName(job->kind()),
+  spdlog::info("job {} {} {}: {} in {} ms", job->id(), ToolNameOf(job->kind()),
                job->problem(), VerdictName(job->result().verdict()),
                job->finished_unix_ms() - job->created_unix_ms());
 }
@@ -246,7 +231,7 @@ void JobService::RecordTurn(const v1::Job& job) {
   if (job.session_id().empty()) return;
   v1::Turn turn;
   turn.set_session_id(job.session_id());
-  turn.set_tool(ToolName(job.kind()));
+  turn.set_tool(ToolNameOf(job.kind()));
   turn.set_job_id(job.id());
   turn.set_duration_ms(job.finished_unix_ms() - job.created_unix_ms());
   turn.set_source_digest(job.source_digest());
