@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "common/report_text.h"
 #include "nlohmann/json.hpp"
+#include "server/http_json.h"
 #include "spdlog/spdlog.h"
 
 namespace kbench {
@@ -22,31 +23,10 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kJson[] = "application/json";
 constexpr char kSessionHeader[] = "X-Kbench-Session";
 constexpr char kRoutes[] =
     "POST /v1/tools/{name} (the tool's JSON arguments), GET /v1/tools (the "
     "tool list), GET /healthz";
-
-// Serializes without throwing: invalid UTF-8 (say, in a compiler message
-// about a source with stray bytes) is replaced, not an exception.
-std::string Dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-}
-
-void ReplyJson(httplib::Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(Dump(body), kJson);
-}
-
-void ReplyError(httplib::Response& res, int status, absl::string_view code,
-                absl::string_view message) {
-  ReplyJson(res, status,
-            {{"error",
-              {{"code", std::string(code)},
-               {"status", status},
-               {"message", std::string(message)}}}});
-}
 
 // Records the first parse error with its position (nlohmann's parser
 // reports errors to a SAX handler without throwing).
@@ -83,18 +63,6 @@ absl::StatusOr<json> ParseArguments(const std::string& body) {
       "the request body is not valid JSON (", sax.message,
       "); send the tool's arguments as one JSON object, e.g. "
       "{\"kernel_code\": \"...\"}, with strings escaped as JSON requires"));
-}
-
-// Maps a protocol status of CallAgentTool onto HTTP.
-int HttpStatusOf(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kNotFound:
-      return 404;
-    case absl::StatusCode::kInvalidArgument:
-      return 400;
-    default:
-      return 500;
-  }
 }
 
 std::string ToolNames() {
@@ -261,7 +229,7 @@ void HttpServer::Route() {
         absl::StrAppend(&message, "; the tools are: ", ToolNames(),
                         " (GET /v1/tools describes them)");
       }
-      ReplyError(res, HttpStatusOf(st),
+      ReplyError(res, HttpStatusFor(st),
                  StatusCodeName(static_cast<int>(st.code())), message);
       return;
     }
@@ -289,6 +257,9 @@ void HttpServer::Route() {
     ReplyJson(res, 200, {{"status", "ok"}});
   });
   OnOtherMethods(s, "/healthz", "GET", MethodNotAllowed("GET", "GET /healthz"));
+
+  // Routes of other front ends sharing this server (dashboard, metrics).
+  for (const RouteInstaller& install : options_.routes) install(s);
 
   // Replies that no handler wrote a body for: unknown paths, bodies over
   // the limit, malformed HTTP.

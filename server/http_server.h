@@ -23,9 +23,11 @@
 #define KBENCH_SERVER_HTTP_SERVER_H_
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -39,6 +41,10 @@ namespace kbench {
 
 class HttpServer {
  public:
+  // Adds routes to the underlying httplib server (called once, before it
+  // starts); lets other front ends (dashboard, /metrics) share the port.
+  using RouteInstaller = std::function<void(httplib::Server&)>;
+
   struct Options {
     // "host:port" to listen on. Loopback by default: the API has no
     // authentication. Port 0 picks a free port (Start returns it).
@@ -53,6 +59,8 @@ class HttpServer {
     // after it). The server does not use it itself: its owner builds the
     // backend with it (kbd: LocalToolBackend).
     absl::Duration job_timeout = absl::Minutes(10);
+    // More routes to serve on the same port.
+    std::vector<RouteInstaller> routes;
   };
 
   HttpServer(const Options& options, AgentToolBackend* backend);
