@@ -15,7 +15,11 @@
 //   FAKE_PRINTF=<n>    writes n bytes to stdout, then passes.
 //   (none)             progress "running (fake)", then passes.
 // Passing results hold one TrialResult per shape of job.check_sets and, for
-// SUBMIT and PROFILE jobs, a TimingReport with made-up positive numbers.
+// SUBMIT and PROFILE jobs, a TimingReport with made-up positive numbers: the
+// kernel's median is 10 us, or <n> us with the marker FAKE_KERNEL_US=<n>
+// anywhere in the source (the reference's is 20 us); FLOPs and minimum bytes
+// are the problem's at the timed shape. The fake GPU reports measured
+// ceilings of 4000 GB/s and 60 TFLOP/s.
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -32,6 +36,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/problem_util.h"
 #include "common/proto_io.h"
 #include "kbench/v1/report.pb.h"
 #include "kbench/v1/worker.pb.h"
@@ -59,6 +64,8 @@ v1::GpuSpec FakeSpec() {
   spec.set_warp_size(32);
   spec.set_max_threads_per_block(1024);
   spec.set_driver_version("fake");
+  spec.set_measured_copy_gbps(4000.0);
+  spec.set_measured_fp32_tflops(60.0);
   return spec;
 }
 
@@ -143,9 +150,23 @@ v1::JobResult PassResult(const v1::RunnerJob& job) {
     timing->set_shape_set(job.timing_set());
     timing->set_shape(job.timing_shape().name());
     *timing->mutable_dims() = job.timing_shape().dims();
-    *timing->mutable_kernel() = FakeStats(10.0);
+    const int64_t kernel_us = MarkerValue(job.source(), "FAKE_KERNEL_US=");
+    const double kernel_median = kernel_us > 0 ? kernel_us : 10.0;
+    *timing->mutable_kernel() = FakeStats(kernel_median);
     *timing->mutable_reference() = FakeStats(20.0);
-    timing->set_speedup(2.0);
+    timing->set_speedup(20.0 / kernel_median);
+    const DimValues dims(job.timing_shape().dims().begin(),
+                         job.timing_shape().dims().end());
+    const absl::StatusOr<double> flops = ProblemFlops(job.problem(), dims);
+    const absl::StatusOr<double> min_bytes =
+        ProblemMinBytes(job.problem(), dims);
+    if (flops.ok() && min_bytes.ok()) {
+      timing->set_flops(*flops);
+      timing->set_min_bytes(*min_bytes);
+      timing->set_kernel_memory_bytes(static_cast<int64_t>(*min_bytes));
+      timing->set_reference_memory_bytes(static_cast<int64_t>(*min_bytes) +
+                                         (32 << 20));
+    }
     timing->set_kernel_launches(1);
     timing->set_reference_launches(2);
     timing->set_reference_name("fake reference (tests only)");
@@ -154,7 +175,11 @@ v1::JobResult PassResult(const v1::RunnerJob& job) {
     timing->set_wall_ms(1.0);
     if (job.kind() == v1::JOB_KIND_PROFILE) {
       v1::ProfileReport* profile = result.mutable_profile();
-      *profile->mutable_total() = FakeStats(10.0);
+      *profile->mutable_total() = FakeStats(kernel_median);
+      profile->set_flops(timing->flops());
+      profile->set_min_bytes(timing->min_bytes());
+      profile->set_achieved_tflops(timing->flops() / (kernel_median * 1e6));
+      profile->set_achieved_gbps(timing->min_bytes() / (kernel_median * 1e3));
       profile->set_shape(job.timing_shape().name());
       *profile->mutable_dims() = job.timing_shape().dims();
       *profile->mutable_timing() = *timing;
