@@ -86,6 +86,90 @@ absl::StatusOr<std::vector<v1::Session>> AgentService::ListSessions(int limit) {
   return store_->ListSessions(limit <= 0 ? 20 : std::min(limit, 200));
 }
 
+absl::StatusOr<std::vector<AgentService::SessionSummary>>
+AgentService::ListSessionSummaries(int limit) {
+  if (limit < 1 || limit > 200) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("limit must be from 1 to 200 sessions, not ", limit));
+  }
+  ASSIGN_OR_RETURN(std::vector<v1::Session> sessions,
+                   store_->ListSessions(limit));
+  std::vector<SessionSummary> out;
+  out.reserve(sessions.size());
+  for (v1::Session& s : sessions) {
+    out.push_back(SummarizeSession(std::move(s)));
+  }
+  return out;
+}
+
+AgentService::SessionSummary AgentService::SummarizeSession(
+    v1::Session session) {
+  SessionSummary out;
+  absl::StatusOr<std::vector<v1::Turn>> turns = store_->ListTurns(session.id());
+  if (!turns.ok()) {
+    spdlog::warn("summarizing session {}: {}", session.id(),
+                 std::string(turns.status().message()));
+  } else {
+    for (const v1::Turn& t : *turns) {
+      out.best_speedup = std::max(out.best_speedup, PassedSpeedup(t));
+    }
+    if (!turns->empty()) {
+      out.last_tool = turns->back().tool();
+      out.last_verdict = turns->back().verdict();
+    }
+  }
+  out.session = std::move(session);
+  return out;
+}
+
+double AgentService::PassedSpeedup(const v1::Turn& turn) {
+  if (turn.job_id().empty() || turn.verdict() != v1::VERDICT_PASSED ||
+      (turn.tool() != "submit_kernel" && turn.tool() != "profile_kernel")) {
+    return 0;
+  }
+  {
+    absl::MutexLock lock(&cache_mu_);
+    auto it = speedups_.find(turn.job_id());
+    if (it != speedups_.end()) return it->second;
+  }
+  absl::StatusOr<v1::Job> job = jobs_->Get(turn.job_id());
+  if (!job.ok() || job->stage() != v1::STAGE_DONE) return 0;
+  const double speedup = job->result().verdict() == v1::VERDICT_PASSED
+                             ? job->result().timing().speedup()
+                             : 0;
+  absl::MutexLock lock(&cache_mu_);
+  if (speedups_.size() >= kSpeedupCacheSize) speedups_.clear();
+  speedups_[turn.job_id()] = speedup;
+  return speedup;
+}
+
+absl::StatusOr<AgentService::SessionDetail> AgentService::GetSessionDetail(
+    const std::string& id) {
+  SessionDetail out;
+  ASSIGN_OR_RETURN(out.session, store_->GetSession(id));
+  if (!out.session.problem().empty()) {
+    absl::StatusOr<const v1::Problem*> p =
+        problems_->Find(out.session.problem());
+    if (p.ok()) out.problem = PublicView(**p);
+  }
+  ASSIGN_OR_RETURN(std::vector<v1::Turn> turns, store_->ListTurns(id));
+  for (v1::Turn& t : turns) {
+    SessionDetail::TurnDetail d;
+    if (!t.job_id().empty()) {
+      absl::StatusOr<v1::Job> job = jobs_->Get(t.job_id());
+      if (job.ok()) {
+        d.job = *std::move(job);
+      } else {
+        spdlog::warn("session {} turn {}: job {}: {}", id, t.seq(), t.job_id(),
+                     std::string(job.status().message()));
+      }
+    }
+    d.turn = std::move(t);
+    out.turns.push_back(std::move(d));
+  }
+  return out;
+}
+
 absl::StatusOr<v1::Session> AgentService::CloseSession(const std::string& id) {
   RETURN_IF_ERROR(store_->SetSessionStatus(id, "closed"));
   return store_->GetSession(id);
@@ -122,7 +206,7 @@ absl::StatusOr<v1::RunSummary> AgentService::Summarize(const v1::Turn& turn) {
 }
 
 absl::StatusOr<v1::CompareRunsResponse> AgentService::CompareRuns(
-    const std::string& session_id, int turn_a, int turn_b) {
+    const std::string& session_id, int turn_a, int turn_b, bool record_turn) {
   const absl::Time t0 = absl::Now();
   ASSIGN_OR_RETURN(v1::Session session, store_->GetSession(session_id));
   ASSIGN_OR_RETURN(std::vector<v1::Turn> turns, store_->ListTurns(session_id));
@@ -156,7 +240,9 @@ absl::StatusOr<v1::CompareRunsResponse> AgentService::CompareRuns(
         out.a().kernel_median_us());
     out.set_speedup_change(out.b().speedup() - out.a().speedup());
   }
-  RecordTurn(session_id, "compare_runs", MsSince(t0), v1::VERDICT_PASSED, "");
+  if (record_turn) {
+    RecordTurn(session_id, "compare_runs", MsSince(t0), v1::VERDICT_PASSED, "");
+  }
   return out;
 }
 

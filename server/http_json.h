@@ -14,6 +14,7 @@
 #include "nlohmann/json.hpp"
 
 namespace httplib {
+class Server;
 struct Response;
 }  // namespace httplib
 
@@ -25,6 +26,18 @@ std::string DumpJson(const nlohmann::json& j);
 void ReplyJson(httplib::Response& res, int status, const nlohmann::json& body);
 void ReplyError(httplib::Response& res, int status, absl::string_view code,
                 absl::string_view message);
+
+// 405 METHOD_NOT_ALLOWED for `method` on `path`, with an Allow header of
+// `allowed` (e.g. "GET") and a message pointing to `usage`.
+void ReplyMethodNotAllowed(httplib::Response& res, absl::string_view method,
+                           absl::string_view path, absl::string_view allowed,
+                           absl::string_view usage);
+
+// Answers every method but GET on `pattern` with ReplyMethodNotAllowed
+// (Allow: GET). The request body is not read; when there is one the
+// connection is closed after the reply.
+void RouteNonGetTo405(httplib::Server& server, const std::string& pattern,
+                      const std::string& usage);
 
 // NotFound → 404, InvalidArgument/OutOfRange → 400, FailedPrecondition →
 // 409, Unavailable → 503, DeadlineExceeded → 504, else 500.

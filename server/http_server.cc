@@ -26,7 +26,10 @@ using nlohmann::json;
 constexpr char kSessionHeader[] = "X-Kbench-Session";
 constexpr char kRoutes[] =
     "POST /v1/tools/{name} (the tool's JSON arguments), GET /v1/tools (the "
-    "tool list), GET /healthz";
+    "tool list), GET /healthz, GET /metrics (Prometheus), and the dashboard "
+    "API: GET /api/problems, /api/workers, /api/jobs, /api/jobs/{id}, "
+    "/api/sessions, /api/sessions/{id}, /api/sessions/{id}/compare?a=&b=, "
+    "/api/sources/{digest}";
 
 // Records the first parse error with its position (nlohmann's parser
 // reports errors to a SAX handler without throwing).

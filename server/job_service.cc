@@ -16,6 +16,7 @@
 #include "common/report_text.h"
 #include "common/status_macros.h"
 #include "server/job_service_internal.h"
+#include "server/kbd_metrics.h"
 #include "spdlog/spdlog.h"
 
 namespace kbench {
@@ -60,13 +61,14 @@ std::string CompileFailureMessage(const v1::CompileReport& report,
 JobService::JobService(const Options& options, Store* store,
                        const ProblemRegistry* problems,
                        CompileService* compiler, WorkerRegistry* workers,
-                       JobTable* jobs)
+                       JobTable* jobs, Metrics* metrics)
     : options_(options),
       store_(store),
       problems_(problems),
       compiler_(compiler),
       workers_(workers),
-      jobs_(jobs) {}
+      jobs_(jobs),
+      metrics_(metrics) {}
 
 absl::Status JobService::CheckGpuAvailable() const {
   const absl::Time now = absl::Now();
@@ -222,6 +224,7 @@ void JobService::Finish(const std::string& job_id, v1::JobResult result) {
     RecordTurn(*j);
   });
   if (!job.ok()) return;  // Already finished (e.g. cancelled).
+  if (metrics_ != nullptr) RecordJobFinished(metrics_, *job);
   spdlog::info("job {} {} {}: {} in {} ms", job->id(), ToolNameOf(job->kind()),
                job->problem(), VerdictName(job->result().verdict()),
                job->finished_unix_ms() - job->created_unix_ms());

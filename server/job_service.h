@@ -11,7 +11,8 @@
 // `error` in its result, which the tool calls return as their status.
 // Calls that carry a session id are recorded as turns of that session.
 //
-// Ownership: borrows everything it is given (all must outlive it).
+// Ownership: borrows everything it is given (all must outlive it). With a
+// Metrics, finished jobs are counted there (server/kbd_metrics.h).
 // Thread safety: every method is thread safe.
 #ifndef KBENCH_SERVER_JOB_SERVICE_H_
 #define KBENCH_SERVER_JOB_SERVICE_H_
@@ -26,6 +27,7 @@
 #include "kbench/v1/kbench.pb.h"
 #include "server/compile_service.h"
 #include "server/job_table.h"
+#include "server/metrics.h"
 #include "server/problem_registry.h"
 #include "server/scheduler.h"
 #include "server/store.h"
@@ -57,7 +59,8 @@ class JobService {
 
   JobService(const Options& options, Store* store,
              const ProblemRegistry* problems, CompileService* compiler,
-             WorkerRegistry* workers, JobTable* jobs);
+             WorkerRegistry* workers, JobTable* jobs,
+             Metrics* metrics = nullptr);
 
   // The scheduler is created after the service (it reports back through
   // Finish); set it once before serving.
@@ -120,6 +123,7 @@ class JobService {
   WorkerRegistry* workers_;
   JobTable* jobs_;
   Scheduler* scheduler_ = nullptr;
+  Metrics* metrics_;  // Optional.
   const absl::Time started_ = absl::Now();
 };
 

@@ -1,6 +1,7 @@
 // kbd: the kbench server. Serves kbench.v1.Kbench (agent tools and jobs)
 // and kbench.v1.WorkerService (for kbworker) over gRPC, with the health and
-// reflection services, and the agent tools over HTTP/JSON; keeps jobs, sources,
+// reflection services, and over HTTP the agent tools (JSON), the dashboard's
+// API (/api/...) and Prometheus metrics (/metrics); keeps jobs, sources,
 // the compile cache and sessions in an embedded SQLite database under
 // --data-dir; optionally starts one local kbworker per GPU.
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
@@ -18,12 +19,15 @@
 #include "common/paths.h"
 #include "server/agent_service.h"
 #include "server/compile_service.h"
+#include "server/dashboard_api.h"
 #include "server/http_server.h"
 #include "server/job_service.h"
 #include "server/job_table.h"
+#include "server/kbd_metrics.h"
 #include "server/kbench_grpc_service.h"
 #include "server/local_tool_backend.h"
 #include "server/local_workers.h"
+#include "server/metrics.h"
 #include "server/problem_registry.h"
 #include "server/scheduler.h"
 #include "server/store.h"
@@ -86,12 +90,14 @@ int Run(const Flags& flags) {
                                          &compiler, store->get());
   kbench::WorkerRegistry workers({});
   kbench::JobTable jobs({}, store->get());
+  // Before the job service, which counts finished jobs in it.
+  kbench::Metrics metrics;
   kbench::JobService::Options job_options;
   job_options.worker_grace =
       *local > 0 ? absl::Seconds(30) : absl::ZeroDuration();
   job_options.timing_max_time_ms = flags.timing_max_time_ms;
   kbench::JobService job_service(job_options, store->get(), problems->get(),
-                                 &compile_service, &workers, &jobs);
+                                 &compile_service, &workers, &jobs, &metrics);
   kbench::Scheduler::Options sched_options;
   sched_options.lease_ttl = absl::Milliseconds(flags.lease_ttl_ms);
   sched_options.no_worker_timeout =
@@ -102,6 +108,12 @@ int Run(const Flags& flags) {
         job_service.Finish(id, std::move(result));
       });
   job_service.set_scheduler(&scheduler);
+  if (absl::Status s =
+          kbench::RegisterKbdMetrics(&metrics, &scheduler, &workers, &jobs);
+      !s.ok()) {
+    spdlog::error("registering metrics: {}", std::string(s.message()));
+    return 2;
+  }
   job_service.Recover();
 
   kbench::AgentService agent_service({}, store->get(), problems->get(), &jobs);
@@ -132,6 +144,13 @@ int Run(const Flags& flags) {
   // The agent tools over HTTP/JSON, on the same core as gRPC.
   kbench::HttpServer::Options http_options;
   http_options.listen = flags.http_listen;
+  kbench::DashboardApi dashboard(&job_service, &agent_service, &workers,
+                                 &scheduler);
+  http_options.routes.push_back(
+      [&dashboard](httplib::Server& s) { dashboard.Install(s); });
+  http_options.routes.push_back([&metrics](httplib::Server& s) {
+    kbench::InstallMetricsRoute(s, &metrics);
+  });
   kbench::LocalToolBackend tool_backend(&job_service, &agent_service,
                                         http_options.job_timeout);
   kbench::HttpServer http(http_options, &tool_backend);
@@ -146,7 +165,10 @@ int Run(const Flags& flags) {
     }
     const std::string http_host =
         flags.http_listen.substr(0, flags.http_listen.rfind(':'));
-    spdlog::info("HTTP tools on http://{}:{}/v1/tools", http_host, *http_port);
+    spdlog::info(
+        "HTTP tools on http://{0}:{1}/v1/tools, dashboard API on "
+        "http://{0}:{1}/api/, metrics on http://{0}:{1}/metrics",
+        http_host, *http_port);
     if (!flags.http_port_file.empty()) {
       std::ofstream(flags.http_port_file) << *http_port << "\n";
     }

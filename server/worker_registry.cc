@@ -1,5 +1,7 @@
 #include "server/worker_registry.h"
 
+#include <algorithm>
+
 namespace kbench {
 
 void WorkerRegistry::Touch(const v1::WorkerInfo& info, absl::Time now) {
@@ -22,14 +24,58 @@ void WorkerRegistry::TouchId(const std::string& worker_id, absl::Time now) {
 }
 
 void WorkerRegistry::SetCurrentJob(const std::string& worker_id,
-                                   const std::string& job_id) {
+                                   const std::string& job_id, absl::Time now) {
   absl::MutexLock lock(&mu_);
   auto it = workers_.find(worker_id);
   if (it == workers_.end()) return;
-  v1::WorkerGpu& g = it->second.gpu;
-  if (job_id.empty() && g.busy()) g.set_jobs_done(g.jobs_done() + 1);
+  Entry& e = it->second;
+  v1::WorkerGpu& g = e.gpu;
+  if (g.busy()) {
+    e.busy_total += std::max(absl::ZeroDuration(), now - e.busy_since);
+    if (job_id.empty()) {
+      g.set_jobs_done(g.jobs_done() + 1);
+      e.ended.push_back(now);
+    }
+  }
+  while (!e.ended.empty() && e.ended.front() <= now - kJobRateWindow) {
+    e.ended.pop_front();
+  }
+  if (!job_id.empty()) e.busy_since = now;
   g.set_busy(!job_id.empty());
   g.set_current_job_id(job_id);
+}
+
+WorkerRegistry::WorkerStats WorkerRegistry::StatsOf(const Entry& e,
+                                                    absl::Time now) {
+  WorkerStats s;
+  s.gpu = e.gpu;
+  absl::Duration busy = e.busy_total;
+  if (e.gpu.busy()) busy += std::max(absl::ZeroDuration(), now - e.busy_since);
+  s.busy_seconds = absl::ToDoubleSeconds(busy);
+  const int64_t recent = std::count_if(
+      e.ended.begin(), e.ended.end(),
+      [&](absl::Time t) { return t > now - kJobRateWindow && t <= now; });
+  s.jobs_per_minute =
+      static_cast<double>(recent) / absl::ToDoubleMinutes(kJobRateWindow);
+  return s;
+}
+
+std::vector<WorkerRegistry::WorkerStats> WorkerRegistry::LiveStats(
+    absl::Time now) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<WorkerStats> out;
+  for (const auto& [id, e] : workers_) {
+    if (now - e.last_seen <= options_.liveness) out.push_back(StatsOf(e, now));
+  }
+  return out;
+}
+
+std::vector<WorkerRegistry::WorkerStats> WorkerRegistry::AllStats(
+    absl::Time now) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<WorkerStats> out;
+  for (const auto& [id, e] : workers_) out.push_back(StatsOf(e, now));
+  return out;
 }
 
 std::vector<v1::WorkerGpu> WorkerRegistry::Live(absl::Time now) const {
