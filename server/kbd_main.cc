@@ -31,6 +31,7 @@
 #include "server/problem_registry.h"
 #include "server/scheduler.h"
 #include "server/store.h"
+#include "server/web_assets.h"
 #include "server/worker_grpc_service.h"
 #include "server/worker_registry.h"
 #include "spdlog/spdlog.h"
@@ -151,6 +152,7 @@ int Run(const Flags& flags) {
   http_options.routes.push_back([&metrics](httplib::Server& s) {
     kbench::InstallMetricsRoute(s, &metrics);
   });
+  http_options.routes.push_back(kbench::InstallWebAssetRoutes);
   kbench::LocalToolBackend tool_backend(&job_service, &agent_service,
                                         http_options.job_timeout);
   kbench::HttpServer http(http_options, &tool_backend);

@@ -4,7 +4,8 @@
 // headless Chromium (playwright-core) over the overview, the session page
 // (verdict, timing table, roofline, kernel-time chart, timeline) and a job
 // page, starts a slow job from the page and waits for the timeline to show
-// it done without a reload. Screenshots land in
+// it done without a reload. Everything is kbd's: the web app, /api and the
+// tools on its HTTP port. Screenshots land in
 // <build>/test-artifacts/dashboard/ (env KBENCH_ARTIFACT_DIR overrides):
 // overview, session-top, session-full and job (checked here), plus close-ups
 // and in-flight views to look at, and failure.png when a check fails.
@@ -26,7 +27,6 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
-#include "tests/browser/fake_dashboard_api.h"
 #include "tests/testutil/process.h"
 
 namespace kbench {
@@ -154,11 +154,19 @@ TEST_F(DashboardBrowserTest, PagesRenderAndTheSessionUpdatesLive) {
   EXPECT_EQ(second["result"]["verdict"], "VERDICT_PASSED") << second.dump();
   ASSERT_FALSE(HasFailure()) << kbd_->Log();
 
-  // Until kbd serves /api and the web app itself, a stand-in in front of it.
-  testing::FakeDashboardApi api(kbd_->address(), kbd_->http_address());
-  const int port = api.Start();
-  ASSERT_GT(port, 0);
-  const std::string url = absl::StrCat("http://127.0.0.1:", port, "/");
+  // kbd serves the web app, its /api and the tools on one port.
+  const std::string url = absl::StrCat("http://", kbd_->http_address(), "/");
+  {
+    httplib::Client c("http://" + kbd_->http_address());
+    httplib::Result index = c.Get("/");
+    ASSERT_TRUE(index) << httplib::to_string(index.error());
+    ASSERT_EQ(index->status, 200)
+        << "kbd does not serve the web app at /: kbd_main.cc must add "
+           "InstallWebAssetRoutes (server/web_assets.h) to the HTTP routes";
+    index = c.Get("/api/sessions");
+    ASSERT_TRUE(index) << httplib::to_string(index.error());
+    ASSERT_EQ(index->status, 200) << index->body;
+  }
 
   const std::string out = ArtifactDir();
   std::error_code ec;
