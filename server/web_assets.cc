@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+
 namespace kbench {
 namespace internal {
 
@@ -20,6 +22,10 @@ extern const size_t kWebAssetFileCount;
 }  // namespace internal
 
 namespace {
+
+// The page's scripts, in the order index.html loads them.
+constexpr const char* kScripts[] = {"util.js",    "charts.js", "overview.js",
+                                    "session.js", "job.js",    "main.js"};
 
 // Serves the embedded file `name` as `content_type` at GET `path`.
 void ServeAsset(httplib::Server& s, const std::string& path,
@@ -46,8 +52,10 @@ absl::string_view WebAsset(absl::string_view name) {
 
 void InstallWebAssetRoutes(httplib::Server& s) {
   ServeAsset(s, "/", "index.html", "text/html; charset=utf-8");
-  ServeAsset(s, "/static/app.js", "app.js",
-             "application/javascript; charset=utf-8");
+  for (const char* js : kScripts) {
+    ServeAsset(s, absl::StrCat("/static/", js), js,
+               "application/javascript; charset=utf-8");
+  }
   ServeAsset(s, "/static/style.css", "style.css", "text/css; charset=utf-8");
 }
 

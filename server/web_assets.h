@@ -1,9 +1,10 @@
-// The dashboard's web app (server/web/: index.html, app.js, style.css),
+// The dashboard's web app (server/web/: index.html, style.css and the
+// scripts util.js, charts.js, overview.js, session.js, job.js, main.js),
 // embedded in kbd at build time by cmake/KbenchWebAssets.cmake, and the
 // HTTP routes that serve it:
 //
 //   GET /                  index.html   text/html; charset=utf-8
-//   GET /static/app.js     app.js       application/javascript; charset=utf-8
+//   GET /static/NAME.js    NAME.js      application/javascript; charset=utf-8
 //   GET /static/style.css  style.css    text/css; charset=utf-8
 //
 // Every reply carries Cache-Control: no-cache, so a rebuilt kbd's files are
@@ -23,8 +24,8 @@ class Server;
 
 namespace kbench {
 
-// The embedded bytes of the web file `name` ("index.html", "app.js",
-// "style.css"); empty when there is none of that name.
+// The embedded bytes of the web file `name` ("index.html", "util.js",
+// "style.css", ...); empty when there is none of that name.
 absl::string_view WebAsset(absl::string_view name);
 
 // Serves the web app on `s` (routes above). Call before the server starts;

@@ -3,7 +3,7 @@
 //   1. the overview lists the session (and the worker);
 //   2. the session page shows the verdict banner, the timing table (in us),
 //      the roofline (>= 2 points, roofs, ridge), the kernel-time chart, the
-//      warp-stall frame and a timeline of >= 6 turns with a diff;
+//      top-5 warp-stall bars and a timeline of >= 6 turns with a diff;
 //   3. a slow job started from the page (run_correctness with the stand-in
 //      runner's FAKE_SLOW_MS=2500 marker) shows up in flight and then as a
 //      finished turn, without a reload;
@@ -98,8 +98,10 @@ try {
   const kernelLine = await page.$('svg.timechart path.line.kernel');
   const refLine = await page.$('svg.timechart path.line.ref');
   ok(kernelLine && refLine, 'the kernel-time chart draws the kernel line and the dashed reference');
+  const stallBars = await page.$$eval('#warpstalls svg rect.stall-bar', (els) => els.length);
   const stalls = await page.textContent('#warpstalls');
-  ok(/CUPTI counters/.test(stalls), 'the warp-stall chart says where its data will come from');
+  ok(stallBars === 5 && /long_scoreboard/.test(stalls) && /46\.5 %/.test(stalls),
+    'the warp-stall chart draws the top 5 reasons of the profiled turn (' + stallBars + ' bars)');
   ok(await page.$('#problem .statement'), 'the problem statement is shown');
 
   // Open the last version's diff (two-stage against naive).
@@ -118,38 +120,45 @@ try {
   await (await page.$('#timechart')).screenshot({ path: path.join(opts.out, 'timechart.png') });
   await (await page.$('#warpstalls')).screenshot({ path: path.join(opts.out, 'warpstalls.png') });
 
-  // ---- 3. A slow job started from the page; watched without a reload.
+  // ---- 3. A job started while the page is open, watched without a reload.
+  // A blocker job (another session) holds the only GPU worker first, so the
+  // watched job must wait in the queue; the page's stages are recorded every
+  // 100 ms, and the job must be seen waiting, then done.
   const before = turns.length;
   await page.evaluate(() => { window.__kbNoReload = 'same document'; });
-  const slow = fs.readFileSync(path.join(repo, 'kernels/examples/gather_linear_naive.cu'), 'utf8') +
-    '\n// FAKE_SLOW_MS=2500\n';
-  await page.evaluate(({ code, id }) => {
-    window.__kbSlowCall = fetch('/v1/tools/run_correctness', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-Kbench-Session': id },
-      body: JSON.stringify({ kernel_code: code }),
-    }).then((r) => r.json());
-  }, { code: slow, id: session });
-  // In flight: the job shows on top of the timeline (unless a loaded host
-  // let it finish between two polls; the finished turn is checked below).
-  await page.waitForFunction((n) => document.querySelector('#turns .turn.pending') ||
-      document.querySelectorAll('#turns .turn[data-seq]').length > n, before, { timeout: WAIT_MS });
-  const pending = await page.$('#turns .turn.pending');
-  if (pending) {
-    const stage = await pending.getAttribute('data-stage');
-    ok(['queued', 'compiling', 'waiting_gpu', 'running'].includes(stage),
-      'the session page shows the new job in flight (stage ' + stage + ')');
-    try {
-      await page.waitForSelector('#turns .turn.pending[data-stage="running"]', { timeout: 4000 });
-      const detail = await page.textContent('#turns .turn.pending .turn-msg');
-      note('seen running on the session page: ' + detail.trim());
-      await page.$eval('#turns', (e) => e.scrollIntoView());
-      await shot(page, 'session-running.png', false);
-    } catch (e) {
-      note('the job was not seen in the running stage on the session page');
-    }
-  } else {
-    note('the job finished before the session page showed it in flight');
+  const naive = fs.readFileSync(path.join(repo, 'kernels/examples/gather_linear_naive.cu'), 'utf8');
+  const post = (code, id) => page.evaluate(({ code, id }) => fetch('/v1/tools/run_correctness', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Kbench-Session': id },
+    body: JSON.stringify({ kernel_code: code }),
+  }).then((r) => r.json()), { code, id });
+  const blocker = post(naive + '\n// FAKE_SLOW_MS=4000\n', 'dashboard-blocker');
+  await page.waitForFunction(async () => {
+    const w = await (await fetch('/api/workers')).json();
+    return (w.workers || []).some((x) => x.current_job_id);
+  }, null, { timeout: WAIT_MS, polling: 100 });
+  await page.evaluate(() => {
+    window.__kbStages = [];
+    window.__kbStageTimer = setInterval(() => {
+      const p = document.querySelector('#turns .turn.pending');
+      const st = p ? p.getAttribute('data-stage') : 'none';
+      const last = window.__kbStages[window.__kbStages.length - 1];
+      if (st !== last) window.__kbStages.push(st);
+    }, 100);
+  });
+  const watched = post(naive + '\n// FAKE_SLOW_MS=1500\n', session);
+  await page.waitForSelector('#turns .turn.pending', { timeout: WAIT_MS });
+  const firstStage = await page.getAttribute('#turns .turn.pending', 'data-stage');
+  ok(['queued', 'compiling', 'waiting_gpu'].includes(firstStage),
+    'the session page shows the new job waiting while the GPU is busy (stage ' + firstStage + ')');
+  try {
+    await page.waitForSelector('#turns .turn.pending[data-stage="running"]', { timeout: 8000 });
+    const detail = await page.textContent('#turns .turn.pending .turn-msg');
+    note('seen running on the session page: ' + detail.trim());
+    await page.$eval('#turns', (e) => e.scrollIntoView());
+    await shot(page, 'session-running.png', false);
+  } catch (e) {
+    note('the job was not seen in the running stage on the session page');
   }
   // The overview in a second tab, while the job runs (best effort: 2.5 s).
   const overview = await context.newPage();
@@ -170,7 +179,11 @@ try {
   ok(Number(newest.seq) === before + 1 && newest.tool === 'run_correctness' && newest.verdict === 'passed',
     'the timeline shows the new turn #' + newest.seq + ' (' + newest.tool + ', ' + newest.verdict + ')');
   ok(await page.evaluate(() => window.__kbNoReload) === 'same document', 'the page was not reloaded');
-  const reply = await page.evaluate(() => window.__kbSlowCall);
+  const stages = await page.evaluate(() => { clearInterval(window.__kbStageTimer); return window.__kbStages; });
+  ok(stages.includes('waiting_gpu') || stages.includes('queued'),
+    'the page showed the job waiting, then done, without a reload (stages seen: ' + stages.join(' → ') + ')');
+  ok((await blocker).isError === false, 'the blocker job finished');
+  const reply = await watched;
   ok(reply && reply.isError === false && reply.structuredContent && reply.structuredContent.id,
     'the tool call returned job ' + (reply && reply.structuredContent && reply.structuredContent.id));
   const jobId = reply.structuredContent.id;
@@ -193,7 +206,7 @@ try {
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   ok(overflow <= 0, 'the session page fits a 420 px wide screen (overflow ' + overflow + ' px)');
 
-  ok(await page.evaluate(() => document.scripts.length) === 1, 'no script element was added to the page');
+  ok(await page.evaluate(() => document.scripts.length) === 6, 'no script element was added to the page (6 scripts)');
   ok(pageErrors.length === 0, 'no uncaught error in the page' + (pageErrors.length ? ': ' + pageErrors.join('; ') : ''));
 } catch (e) {
   status = 1;

@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <iterator>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -42,10 +44,14 @@ class NoTools : public AgentToolBackend {
   }
 };
 
+constexpr const char* kScripts[] = {"util.js",    "charts.js", "overview.js",
+                                    "session.js", "job.js",    "main.js"};
+
 TEST(WebAssetsTest, EmbeddedFilesMatchTheSourceTree) {
-  for (const char* name : {"index.html", "app.js", "style.css"}) {
-    const std::string source =
-        ReadSourceFile(std::string("server/web/") + name);
+  std::vector<std::string> names = {"index.html", "style.css"};
+  names.insert(names.end(), std::begin(kScripts), std::end(kScripts));
+  for (const std::string& name : names) {
+    const std::string source = ReadSourceFile("server/web/" + name);
     ASSERT_FALSE(source.empty()) << name;
     EXPECT_EQ(std::string(WebAsset(name)), source)
         << name << " differs from its embedded copy: rebuild kbd_core";
@@ -54,28 +60,36 @@ TEST(WebAssetsTest, EmbeddedFilesMatchTheSourceTree) {
   EXPECT_TRUE(WebAsset("").empty());
 }
 
-TEST(WebAssetsTest, IndexLoadsTheScriptAndStylesheetItServes) {
+TEST(WebAssetsTest, IndexLoadsTheScriptsInOrderAndTheStylesheet) {
   const std::string index(WebAsset("index.html"));
-  EXPECT_TRUE(absl::StrContains(index, "<script src=\"static/app.js\">"))
-      << index;
+  size_t last = 0;
+  for (const char* js : kScripts) {
+    const size_t at =
+        index.find(absl::StrCat("<script src=\"static/", js, "\"></script>"));
+    ASSERT_NE(at, std::string::npos) << js << " is not loaded:\n" << index;
+    EXPECT_GT(at, last) << js << " is loaded out of order";
+    last = at;
+  }
   EXPECT_TRUE(absl::StrContains(index, "href=\"static/style.css\"")) << index;
   EXPECT_TRUE(absl::StrContains(index, "id=\"app\"")) << index;
 }
 
 TEST(WebAssetsTest, FilesBuildNoMarkupFromStringsAndLoadNothingFromElsewhere) {
-  const std::string app(WebAsset("app.js"));
+  std::string app;
+  for (const char* js : kScripts) absl::StrAppend(&app, WebAsset(js));
+  ASSERT_FALSE(app.empty());
   // API strings reach the DOM through textContent only.
   for (const char* sink : {"innerHTML", "outerHTML", "insertAdjacentHTML",
                            "document.write", "eval(", "new Function"}) {
-    EXPECT_FALSE(absl::StrContains(app, sink)) << "app.js uses " << sink;
+    EXPECT_FALSE(absl::StrContains(app, sink)) << "a script uses " << sink;
   }
   // No CDN: the only URL is the SVG namespace.
   std::string rest = app;
   const std::string svg_ns = "http://www.w3.org/2000/svg";
   rest.erase(rest.find(svg_ns), svg_ns.size());
-  EXPECT_FALSE(absl::StrContains(rest, "http://")) << "app.js";
-  EXPECT_FALSE(absl::StrContains(rest, "https://")) << "app.js";
-  EXPECT_FALSE(absl::StrContains(rest, "//cdn")) << "app.js";
+  EXPECT_FALSE(absl::StrContains(rest, "http://")) << "a script";
+  EXPECT_FALSE(absl::StrContains(rest, "https://")) << "a script";
+  EXPECT_FALSE(absl::StrContains(rest, "//cdn")) << "a script";
   for (const char* name : {"index.html", "style.css"}) {
     const std::string text(WebAsset(name));
     EXPECT_FALSE(absl::StrContains(text, "http://")) << name;
@@ -115,8 +129,10 @@ class WebAssetRoutesTest : public ::testing::Test {
 
 TEST_F(WebAssetRoutesTest, ServesTheAppWithContentTypesAndNoCache) {
   ExpectAsset("/", "index.html", "text/html; charset=utf-8");
-  ExpectAsset("/static/app.js", "app.js",
-              "application/javascript; charset=utf-8");
+  for (const char* js : kScripts) {
+    ExpectAsset(absl::StrCat("/static/", js), js,
+                "application/javascript; charset=utf-8");
+  }
   ExpectAsset("/static/style.css", "style.css", "text/css; charset=utf-8");
 }
 
