@@ -244,7 +244,8 @@ inline void ExpectVerdict(const Case& c, const Outcome& o,
     // (then its verdict must be `rejected`, not `compile_error`).
     EXPECT_EQ(o.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
     if (o.has_job) {
-      EXPECT_EQ(o.job.result().verdict(), v1::VERDICT_REJECTED);
+      EXPECT_EQ(v1::Verdict_Name(o.job.result().verdict()),
+                v1::Verdict_Name(v1::VERDICT_REJECTED));
     }
   } else {
     EXPECT_TRUE(o.status.ok());
