@@ -12,6 +12,11 @@
 //
 // Ownership: owns the children (killed and reaped by the destructor);
 // borrows nothing after construction.
+// Children are started with PR_SET_PDEATHSIG(SIGKILL), so they die with kbd;
+// Linux ties that to the *thread* that forked them, so call Start and
+// Compile from long-lived threads (kbd: main and the CompileService pool). A
+// child found dead before a compile is replaced transparently.
+//
 // Thread safety: Compile may be called from many threads at once; each call
 // holds one child for its duration (at most Options::children run at once,
 // further calls wait).
