@@ -2,6 +2,9 @@
 // of its use inside NvrtcCompiler (real NVRTC, no GPU).
 #include "common/source_policy.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "absl/status/status.h"
@@ -172,6 +175,27 @@ TEST(SourcePolicyTest, HiddenDeviceLaunchGetsTheClearMessage) {
   ASSERT_FALSE(out.ok()) << out->report.log();
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(out.status().message(), HasSubstr("dynamic parallelism"));
+}
+
+// Every kernel shipped in the tree (examples, GPU test kernels) passes.
+TEST(SourcePolicyTest, ShippedKernelsPass) {
+  namespace fs = std::filesystem;
+  int checked = 0;
+  for (const char* dir : {"kernels", "tests/gpu/kernels"}) {
+    const fs::path root = fs::path(KBENCH_SOURCE_DIR) / dir;
+    if (!fs::exists(root)) continue;
+    for (const auto& entry : fs::recursive_directory_iterator(root)) {
+      if (entry.path().extension() != ".cu") continue;
+      std::ifstream in(entry.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      EXPECT_TRUE(Policy().CheckSource(text.str(), "kernel.cu").ok())
+          << entry.path() << ": "
+          << Policy().CheckSource(text.str(), "kernel.cu");
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 3);
 }
 
 }  // namespace
