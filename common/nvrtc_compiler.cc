@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -151,10 +152,27 @@ v1::Diagnostic SilentFailureDiagnostic(
   return diagnostic;
 }
 
+// The policy for `options`' include dirs (the defaults when empty).
+SourcePolicy::Options PolicyOptions(const CompileOptions& options) {
+  SourcePolicy::Options p;
+  p.include_roots = options.include_dirs.empty() ? DefaultIncludeDirs()
+                                                 : options.include_dirs;
+  return p;
+}
+
+// NVRTC's messages when a kernel launches a kernel without -rdc.
+bool MentionsDeviceLaunch(absl::string_view log) {
+  return absl::StrContains(log, "device-side kernel launch") ||
+         absl::StrContains(log, "separate compilation mode") ||
+         absl::StrContains(log, "relocatable device code") ||
+         absl::StrContains(log, "cudaGetParameterBuffer") ||
+         absl::StrContains(log, "cudaLaunchDevice");
+}
+
 }  // namespace
 
 NvrtcCompiler::NvrtcCompiler(CompileOptions defaults)
-    : defaults_(std::move(defaults)) {
+    : defaults_(std::move(defaults)), policy_(PolicyOptions(defaults_)) {
   if (defaults_.include_dirs.empty()) {
     defaults_.include_dirs = DefaultIncludeDirs();
   }
@@ -182,6 +200,7 @@ std::vector<std::string> NvrtcCompiler::OptionsFor(
                                       "-v"};
   if (defaults_.line_info) options.push_back("-lineinfo");
   options.push_back("--std=c++17");
+  options.push_back("--no-source-include");
   for (const std::string& dir : defaults_.include_dirs) {
     options.push_back(absl::StrCat("-I", dir));
   }
@@ -219,8 +238,10 @@ absl::StatusOr<CompileOutput> NvrtcCompiler::Compile(
                      "; the source must be plain text"));
   }
   const std::string name(filename.empty() ? kDefaultFilename : filename);
-  const std::string source_text(source);
+  RETURN_IF_ERROR(policy_.CheckSource(source, name));
   const std::vector<std::string> options = OptionsFor(arch);
+  RETURN_IF_ERROR(SourcePolicy::CheckOptions(options));
+  const std::string source_text(source);
   std::vector<const char*> option_ptrs;
   option_ptrs.reserve(options.size());
   for (const std::string& option : options) {
@@ -253,6 +274,13 @@ absl::StatusOr<CompileOutput> NvrtcCompiler::Compile(
   report.set_nvrtc_version(Version());
   report.set_digest(CacheKey(source, arch));
   report.set_compile_ms(compile_ms);
+  if (result != NVRTC_SUCCESS && MentionsDeviceLaunch(log)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": ", SourcePolicy::kDynamicParallelismMessage,
+        " (NVRTC: relocatable device code is required for a device-side "
+        "launch, and it is refused). Launch every kernel from the launch "
+        "plan."));
+  }
   std::vector<v1::KernelResources> kernels = ParsePtxasInfo(log);
   std::vector<v1::Diagnostic> diagnostics = ParseNvrtcDiagnostics(log, name);
   if (!report.success()) {

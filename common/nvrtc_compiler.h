@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/nvrtc_log.h"
+#include "common/source_policy.h"
 #include "kbench/v1/report.pb.h"
 
 namespace kbench {
@@ -40,8 +41,13 @@ class NvrtcCompiler {
   // "13.0", from nvrtcVersion.
   static std::string Version();
 
+  // The options this compiler was built with (include_dirs filled in).
+  const CompileOptions& options() const { return defaults_; }
+
   // The NVRTC option list for `arch`: -arch=sm_XY, -Xptxas -v, -lineinfo,
-  // --std=c++17, -I for each include dir (defaults' dirs).
+  // --std=c++17, --no-source-include (quoted includes are not looked up
+  // beside the source, i.e. in the current directory), -I for each include
+  // dir (defaults' dirs).
   std::vector<std::string> OptionsFor(absl::string_view arch) const;
 
   // sha256 (hex) of source, options, NVRTC version and arch: the compile
@@ -55,7 +61,9 @@ class NvrtcCompiler {
   // has at least one "error" diagnostic (ptxas may fail silently, e.g. on
   // static shared memory over 48 KiB; one is then synthesized, at line 0).
   // InvalidArgument for an arch that is not "sm_" followed by digits and an
-  // optional "a" (sm_90, sm_90a), or for a source holding a NUL byte;
+  // optional "a" (sm_90, sm_90a), for a source holding a NUL byte, or for a
+  // source the SourcePolicy refuses (an #include that is not a CUDA toolkit
+  // header, a device-side launch, over 256 KiB) -- NVRTC never sees it;
   // Internal for NVRTC failures that are not the source's fault (invalid
   // option, out of memory...), with NVRTC's error string and log.
   absl::StatusOr<CompileOutput> Compile(absl::string_view source,
@@ -64,6 +72,7 @@ class NvrtcCompiler {
 
  private:
   CompileOptions defaults_;
+  SourcePolicy policy_;
 };
 
 }  // namespace kbench

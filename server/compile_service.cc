@@ -7,8 +7,9 @@
 namespace kbench {
 
 CompileService::CompileService(const Options& options,
-                               const NvrtcCompiler* compiler, Store* store)
-    : compiler_(compiler), store_(store), options_(options) {
+                               const NvrtcCompiler* compiler, Store* store,
+                               CompileSandbox* sandbox)
+    : compiler_(compiler), store_(store), sandbox_(sandbox), options_(options) {
   int n = options.threads;
   if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
   if (n <= 0) n = 2;
@@ -51,10 +52,14 @@ void CompileService::Compile(const std::string& source,
                              const std::string& arch, Callback done) {
   const std::string key = Key(source, filename, arch);
   Result hit;
+  absl::Status limit_hit;
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) {
       hit.cubin = nullptr;
+    } else if (auto l = limit_hits_.find(key); l != limit_hits_.end()) {
+      limit_hit = l->second;
+      ++stats_.memory_hits;
     } else if (auto it = index_.find(key); it != index_.end()) {
       lru_.splice(lru_.begin(), lru_, it->second);
       hit = it->second->second;
@@ -68,6 +73,10 @@ void CompileService::Compile(const std::string& source,
       queue_.push_back(Task{key, source, filename, arch});
       return;
     }
+  }
+  if (!limit_hit.ok()) {
+    done(limit_hit);
+    return;
   }
   if (hit.cubin == nullptr) {  // Only when stopping: hits always hold one.
     done(absl::UnavailableError("the server is shutting down"));
@@ -96,6 +105,10 @@ void CompileService::WorkerLoop() {
     {
       absl::MutexLock lock(&mu_);
       if (result.ok()) Remember(task.key, *result);
+      if (absl::IsResourceExhausted(result.status())) {
+        if (limit_hits_.size() >= 256) limit_hits_.clear();
+        limit_hits_[task.key] = result.status();
+      }
       auto it = in_flight_.find(task.key);
       if (it != in_flight_.end()) {
         callbacks = std::move(it->second);
@@ -129,7 +142,9 @@ absl::StatusOr<CompileService::Result> CompileService::Produce(
                    std::string(stored.status().message()));
     }
   }
-  auto out = compiler_->Compile(task.source, task.filename, task.arch);
+  auto out = sandbox_ != nullptr
+                 ? sandbox_->Compile(task.source, task.filename, task.arch)
+                 : compiler_->Compile(task.source, task.filename, task.arch);
   {
     absl::MutexLock lock(&mu_);
     ++stats_.compiles;

@@ -3,10 +3,16 @@
 // NVRTC version + arch (+ the file name shown in diagnostics). Hits come
 // from memory (LRU) or the Store (persistent across restarts); identical
 // compiles in flight are merged, so each key compiles at most once at a
-// time. Compile failures are cached too: they are deterministic.
+// time. Compile failures are cached too: they are deterministic; so are
+// compiles stopped by a sandbox limit (ResourceExhausted), in memory only.
 //
-// Ownership: borrows the compiler and the store (may be null), which must
-// outlive it; owns its threads, joined by the destructor.
+// With a CompileSandbox, NVRTC runs in its child processes (CPU, memory and
+// wall-clock limits); the compiler then only computes cache keys. Without
+// one, NVRTC runs in this process.
+//
+// Ownership: borrows the compiler, the store (may be null) and the sandbox
+// (may be null), which must outlive it; owns its threads, joined by the
+// destructor.
 // Thread safety: every method is thread safe. Callbacks run on a pool
 // thread, or inline in Compile() for a memory hit; they must not block.
 #ifndef KBENCH_SERVER_COMPILE_SERVICE_H_
@@ -27,6 +33,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/nvrtc_compiler.h"
 #include "kbench/v1/report.pb.h"
+#include "server/compile_sandbox.h"
 #include "server/store.h"
 
 namespace kbench {
@@ -54,8 +61,10 @@ class CompileService {
     int64_t merged = 0;  // Requests that joined a compile in flight.
   };
 
+  // `sandbox` must have been built with compiler->options() as its
+  // compile_options (so cache keys describe what it compiles).
   CompileService(const Options& options, const NvrtcCompiler* compiler,
-                 Store* store);
+                 Store* store, CompileSandbox* sandbox = nullptr);
   // Calls Shutdown().
   ~CompileService();
 
@@ -89,6 +98,7 @@ class CompileService {
 
   const NvrtcCompiler* compiler_;
   Store* store_;
+  CompileSandbox* sandbox_;
   Options options_;
 
   mutable absl::Mutex mu_;
@@ -99,6 +109,8 @@ class CompileService {
   std::list<std::pair<std::string, Result>> lru_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::list<std::pair<std::string, Result>>::iterator>
       index_ ABSL_GUARDED_BY(mu_);
+  // Compiles stopped by a sandbox limit, by key (bounded; cleared when full).
+  std::map<std::string, absl::Status> limit_hits_ ABSL_GUARDED_BY(mu_);
   Stats stats_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> threads_;
 };

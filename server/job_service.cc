@@ -132,7 +132,14 @@ void JobService::OnCompiled(const std::string& job_id, const Prepared& p,
     return;
   }
   if (!compiled.ok()) {
-    Finish(job_id, ErrorResult(v1::VERDICT_ERROR, compiled.status()));
+    // The source policy (InvalidArgument: a host #include, a device-side
+    // launch) and the compile sandbox's limits (ResourceExhausted) reject
+    // the kernel; anything else is the service's error.
+    const bool rejected = absl::IsInvalidArgument(compiled.status()) ||
+                          absl::IsResourceExhausted(compiled.status());
+    Finish(job_id,
+           ErrorResult(rejected ? v1::VERDICT_REJECTED : v1::VERDICT_ERROR,
+                       compiled.status()));
     return;
   }
   v1::CompileReport report = compiled->report;

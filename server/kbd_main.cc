@@ -18,6 +18,7 @@
 #include "common/nvrtc_compiler.h"
 #include "common/paths.h"
 #include "server/agent_service.h"
+#include "server/compile_sandbox.h"
 #include "server/compile_service.h"
 #include "server/dashboard_api.h"
 #include "server/http_server.h"
@@ -44,6 +45,11 @@ struct Flags {
   std::string problems_dir;
   std::string local_worker = "off";
   int compile_threads = 0;
+  bool compile_sandbox = true;
+  std::string kbcompile_binary = kbench::ExeDir() + "/kbcompile";
+  int compile_cpu_limit_s = 20;
+  int compile_wall_limit_s = 30;
+  int compile_memory_limit_mb = 4096;
   std::string worker_binary = kbench::ExeDir() + "/kbworker";
   std::string runner_binary = kbench::ExeDir() + "/kbrunner";
   std::string port_file;
@@ -87,8 +93,27 @@ int Run(const Flags& flags) {
   }
 
   kbench::NvrtcCompiler compiler;
-  kbench::CompileService compile_service({flags.compile_threads, 256},
-                                         &compiler, store->get());
+  std::unique_ptr<kbench::CompileSandbox> sandbox;
+  if (flags.compile_sandbox) {
+    kbench::CompileSandbox::Options sandbox_options;
+    sandbox_options.kbcompile_path = flags.kbcompile_binary;
+    sandbox_options.children = flags.compile_threads;
+    sandbox_options.cpu_limit = absl::Seconds(flags.compile_cpu_limit_s);
+    sandbox_options.wall_limit = absl::Seconds(flags.compile_wall_limit_s);
+    sandbox_options.memory_limit_bytes = int64_t{flags.compile_memory_limit_mb}
+                                         << 20;
+    sandbox_options.compile_options = compiler.options();
+    sandbox = std::make_unique<kbench::CompileSandbox>(sandbox_options);
+    if (absl::Status s = sandbox->Start(); !s.ok()) {
+      spdlog::error(
+          "{} (or run with --compile-sandbox=false to compile "
+          "in-process, without limits)",
+          std::string(s.message()));
+      return 2;
+    }
+  }
+  kbench::CompileService compile_service(
+      {flags.compile_threads, 256}, &compiler, store->get(), sandbox.get());
   kbench::WorkerRegistry workers({});
   kbench::JobTable jobs({}, store->get());
   // Before the job service, which counts finished jobs in it.
@@ -248,6 +273,22 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--compile-threads", flags.compile_threads,
                  "NVRTC threads; 0 = one per core")
+      ->capture_default_str();
+  app.add_option("--compile-sandbox", flags.compile_sandbox,
+                 "Run NVRTC in kbcompile child processes with CPU, memory "
+                 "and wall-clock limits")
+      ->capture_default_str();
+  app.add_option("--kbcompile-binary", flags.kbcompile_binary,
+                 "kbcompile executable (the compile sandbox's child)")
+      ->capture_default_str();
+  app.add_option("--compile-cpu-limit-s", flags.compile_cpu_limit_s,
+                 "CPU seconds one compile may use")
+      ->capture_default_str();
+  app.add_option("--compile-wall-limit-s", flags.compile_wall_limit_s,
+                 "Wall-clock seconds one compile may take")
+      ->capture_default_str();
+  app.add_option("--compile-memory-limit-mb", flags.compile_memory_limit_mb,
+                 "Address-space limit of each compile process, in MiB")
       ->capture_default_str();
   app.add_option("--worker-binary", flags.worker_binary, "kbworker executable")
       ->capture_default_str();
