@@ -36,7 +36,9 @@ bool NamesHidden(const std::string& text,
 void RedactHiddenCases(const std::vector<std::string>& hidden_names,
                        v1::JobResult* result) {
   const v1::TrialResult* first_hidden_failure = nullptr;
-  v1::CorrectnessReport* c = result->mutable_correctness();
+  v1::CorrectnessReport empty;
+  v1::CorrectnessReport* c =
+      result->has_correctness() ? result->mutable_correctness() : &empty;
   for (v1::TrialResult& t : *c->mutable_trials()) {
     if (!t.hidden()) continue;
     t.set_shape_set(kHiddenSetName);
@@ -60,9 +62,6 @@ void RedactHiddenCases(const std::vector<std::string>& hidden_names,
   redact(c->mutable_message());
   redact(result->mutable_message());
   if (result->has_error()) redact(result->mutable_error()->mutable_message());
-  if (!result->has_correctness() && c->trials_size() == 0) {
-    result->clear_correctness();
-  }
 }
 
 }  // namespace kbench

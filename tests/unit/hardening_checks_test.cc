@@ -9,6 +9,7 @@
 
 #include "common/guard_pattern.h"
 #include "common/hidden_redact.h"
+#include "common/report_text.h"
 #include "common/repro_manifest.h"
 #include "common/run_checks.h"
 #include "kbench/v1/problem.pb.h"
@@ -121,12 +122,19 @@ TEST(RunChecksTest, SanityCheckPassesForAGoodToleranceAndWideInputs) {
 TEST(RunChecksTest, SanityCheckCatchesALooseTolerance) {
   std::vector<double> golden(50, 0.0);
   for (int i = 0; i < 50; ++i) golden[i] = 1e-4 * (i % 3);
+  // Tiny outputs under an elementwise atol, and a rel-norm bound of 2: a
+  // zero output passes both. The rel-norm bound of 1e-5 alone catches it.
+  v1::Tolerance weak = Fp32Tol();
+  weak.set_max_rel_norm(2);
+  EXPECT_TRUE(
+      SanityCheckTolerance(golden.data(), golden.size(), Fp32Tol(), "odd/b7")
+          .ok());
   absl::Status s =
-      SanityCheckTolerance(golden.data(), golden.size(), Fp32Tol(), "odd/b7");
+      SanityCheckTolerance(golden.data(), golden.size(), weak, "odd/b7");
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(s.message()),
               HasSubstr("the problem's check is too weak on shape odd/b7"));
-  // A constant golden: the mean passes even with a tight tolerance.
+  // A loose tolerance lets a zero output pass a constant golden.
   std::vector<double> flat(50, 3.0);
   v1::Tolerance loose;
   loose.set_atol(10);
@@ -259,6 +267,39 @@ TEST(ReproManifestTest, TextNamesEveryPart) {
         "odd bbbbbbbbbbbb"}) {
     EXPECT_THAT(text, HasSubstr(want));
   }
+}
+
+TEST(HardeningReportTextTest, HiddenRowsClockNoteFloorAndManifest) {
+  v1::Job job;
+  job.set_stage(v1::STAGE_DONE);
+  job.set_kind(v1::JOB_KIND_SUBMIT);
+  v1::JobResult* r = job.mutable_result();
+  r->set_verdict(v1::VERDICT_FAILED);
+  v1::CorrectnessReport* c = r->mutable_correctness();
+  v1::TrialResult* t = c->add_trials();
+  t->set_hidden(true);
+  t->set_shape_set("hidden");
+  t->set_mismatches(3);
+  t->set_elements(99);
+  c->set_trials_run(1);
+  c->set_message("failed on a hidden case: 3 of 99 outputs outside tolerance");
+  v1::TimingReport* tr = r->mutable_timing();
+  tr->set_sm_clock_before_mhz(1980);
+  tr->set_sm_clock_after_mhz(1500);
+  tr->set_throttled(true);
+  tr->set_clock_note(ThrottleNote(1980, 1500, 1980));
+  tr->set_floor_us(2.5);
+  r->mutable_manifest()->set_gpu_name("NVIDIA H200");
+  r->mutable_manifest()->set_problem_digest(std::string(64, 'c'));
+  const std::string text = FormatJob(job);
+  EXPECT_THAT(text, HasSubstr("(hidden case)"));
+  EXPECT_THAT(text, HasSubstr("failed on a hidden case"));
+  EXPECT_THAT(text, HasSubstr("SM clock: 1980 MHz before, 1500 MHz after "
+                              "timing (THROTTLED)"));
+  EXPECT_THAT(text, HasSubstr("clock dropped from 1980 to 1500 MHz"));
+  EXPECT_THAT(text, HasSubstr("physical floor: 2.50 us"));
+  EXPECT_THAT(text, HasSubstr("repro: NVIDIA H200"));
+  EXPECT_THAT(text, HasSubstr("problem cccccccccccc"));
 }
 
 }  // namespace
