@@ -216,7 +216,8 @@ cudaError_t LaunchFillWideRange(void* dst, int dtype, int64_t n, uint64_t seed,
 
 cudaError_t LaunchClockProbe(unsigned long long* out, long long cycles,
                              int blocks, cudaStream_t stream) {
-  ClockProbeKernel < < <blocks> 0 ? blocks : 1, 32, 0, stream >>> (out, cycles);
+  const unsigned int grid = blocks > 0 ? static_cast<unsigned int>(blocks) : 1;
+  ClockProbeKernel<<<grid, 32, 0, stream>>>(out, cycles);
   return cudaGetLastError();
 }
 
