@@ -1,5 +1,6 @@
 #include "common/hidden_redact.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -40,7 +41,12 @@ void RedactHiddenCases(const std::vector<std::string>& hidden_names,
   v1::CorrectnessReport* c =
       result->has_correctness() ? result->mutable_correctness() : &empty;
   for (v1::TrialResult& t : *c->mutable_trials()) {
-    if (!t.hidden()) continue;
+    // A trial of a hidden set is hidden even if the runner did not say so.
+    if (!t.hidden() && std::find(hidden_names.begin(), hidden_names.end(),
+                                 t.shape_set()) == hidden_names.end()) {
+      continue;
+    }
+    t.set_hidden(true);
     t.set_shape_set(kHiddenSetName);
     t.clear_shape();
     t.clear_dims();

@@ -21,7 +21,8 @@ inline constexpr char kHiddenSetName[] = "hidden";
 std::string HiddenTrialFailure(const v1::TrialResult& trial);
 
 // Clears shape_set (to "hidden"), shape, dims, seed and first_mismatch of
-// every hidden trial of `result`, and replaces a message or correctness
+// every hidden trial of `result` (marked hidden, or of a set named in
+// `hidden_names`), and replaces a message or correctness
 // message that names a hidden set or shape with a hidden-case message.
 // `hidden_names` are the names of the hidden shape sets and their shapes.
 void RedactHiddenCases(const std::vector<std::string>& hidden_names,

@@ -187,7 +187,15 @@ TEST(HiddenRedactTest, HiddenTrialsLoseShapeSeedAndIndex) {
   h->set_max_abs_error(0.25);
   c->set_message("secret/s13 (seed 1234): 5 of 100 outputs outside tolerance");
   r.set_message(c->message());
+  v1::TrialResult* unmarked = c->add_trials();  // A hidden set, unflagged.
+  unmarked->set_shape_set("secret");
+  unmarked->set_shape("s14");
+  unmarked->set_seed(99);
+  unmarked->set_passed(true);
   RedactHiddenCases({"secret", "s13"}, &r);
+  EXPECT_TRUE(r.correctness().trials(2).hidden());
+  EXPECT_EQ(r.correctness().trials(2).shape(), "");
+  EXPECT_EQ(r.correctness().trials(2).seed(), 0u);
   const v1::TrialResult& t = r.correctness().trials(1);
   EXPECT_EQ(t.shape_set(), "hidden");
   EXPECT_EQ(t.shape(), "");
