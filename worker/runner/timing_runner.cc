@@ -164,6 +164,11 @@ absl::Status TimingRunner::Run(const v1::RunnerJob& job,
     RETURN_IF_ERROR(reference->RunEager());
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s), "running the reference");
   }
+  RETURN_IF_ERROR(tensors.CheckGuards(s, &damage));
+  if (!damage.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(damage, " (after timing on ", where, ")"));
+  }
   timing->set_floor_us(PhysicalFloorUs(flops, min_bytes, ctx_->spec()));
   if (wrong_output->empty()) {
     const std::string impossible =
