@@ -277,6 +277,29 @@ TEST(ReproManifestTest, TextNamesEveryPart) {
   }
 }
 
+TEST(OutputCompareTest, NaNAndInfNeverPassAndTheNormBoundApplies) {
+  v1::Tolerance huge;
+  huge.set_atol(1e30);
+  huge.set_rtol(1e30);
+  huge.set_max_rel_norm(1e30);
+  const std::vector<double> ref = {1, 2, 3};
+  v1::TrialResult t;
+  std::vector<double> out = {1, NAN, 3};
+  CompareOutput(out.data(), ref.data(), 3, huge, OutputLayout{}, &t);
+  EXPECT_FALSE(t.passed());
+  EXPECT_EQ(t.nan_count(), 1);
+  out = {1, INFINITY, 3};
+  CompareOutput(out.data(), ref.data(), 3, huge, OutputLayout{}, &t);
+  EXPECT_FALSE(t.passed());
+  // Every element within atol, but the relative norm is too large.
+  v1::Tolerance tol = Fp32Tol();
+  tol.set_atol(0.5);
+  out = {1.4, 2.4, 3.4};
+  CompareOutput(out.data(), ref.data(), 3, tol, OutputLayout{}, &t);
+  EXPECT_EQ(t.mismatches(), 0);
+  EXPECT_FALSE(t.passed());
+}
+
 TEST(HardeningReportTextTest, HiddenRowsClockNoteFloorAndManifest) {
   v1::Job job;
   job.set_stage(v1::STAGE_DONE);
