@@ -19,8 +19,8 @@ class ClockProbe {
  public:
   static absl::StatusOr<std::unique_ptr<ClockProbe>> Create(DeviceContext* ctx);
 
-  // Runs the probe (about 0.5 ms at the maximum clock) and returns the
-  // effective SM clock in MHz. Synchronizes the context's stream.
+  // Runs the probe twice (about 0.5 ms each at the maximum clock) and returns
+  // the effective SM clock in MHz. Synchronizes the context's stream.
   absl::StatusOr<double> MeasureMhz();
 
  private:
