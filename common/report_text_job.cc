@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "common/report_text.h"
 #include "common/report_text_internal.h"
+#include "common/repro_manifest.h"
 
 namespace kbench {
 namespace {
@@ -114,8 +115,10 @@ void AppendCorrectness(const v1::CorrectnessReport& c, std::string* out) {
     }
     if (t.nan_count() > 0)
       absl::StrAppend(&mismatches, " (", t.nan_count(), " NaN)");
-    rows.push_back({absl::StrCat(t.shape_set(), "/", t.shape()),
-                    FormatDimMap(t.dims()), absl::StrCat(t.seed()),
+    rows.push_back({t.hidden() ? std::string("(hidden case)")
+                               : absl::StrCat(t.shape_set(), "/", t.shape()),
+                    t.hidden() ? std::string("-") : FormatDimMap(t.dims()),
+                    t.hidden() ? std::string("-") : absl::StrCat(t.seed()),
                     absl::StrFormat("%.2e", t.max_abs_error()),
                     absl::StrFormat("%.2e", t.max_rel_error()),
                     absl::StrFormat("%.2e", t.rel_norm_error()), mismatches,
@@ -134,7 +137,8 @@ void AppendCorrectness(const v1::CorrectnessReport& c, std::string* out) {
   } else {
     std::string line = absl::StrCat("  FAILED: ", tally);
     if (!c.message().empty()) absl::StrAppend(&line, ": ", c.message());
-    if (first_failure != nullptr && !first_failure->first_mismatch().empty() &&
+    if (first_failure != nullptr && !first_failure->hidden() &&
+        !first_failure->first_mismatch().empty() &&
         !absl::StrContains(c.message(), first_failure->first_mismatch())) {
       absl::StrAppend(&line, "; first mismatch at ",
                       first_failure->first_mismatch(), " (trial ",
@@ -189,6 +193,20 @@ void AppendTiming(const v1::TimingReport& t, std::string* out) {
                   "\n");
   if (!t.stop_reason().empty()) {
     absl::StrAppend(out, "  stop reason: ", t.stop_reason(), "\n");
+  }
+  if (t.sm_clock_before_mhz() > 0 || t.sm_clock_after_mhz() > 0) {
+    absl::StrAppend(
+        out, absl::StrFormat("  SM clock: %.0f MHz before, %.0f MHz "
+                             "after timing%s\n",
+                             t.sm_clock_before_mhz(), t.sm_clock_after_mhz(),
+                             t.throttled() ? " (THROTTLED)" : ""));
+  }
+  if (!t.clock_note().empty()) {
+    absl::StrAppend(out, "  note: ", t.clock_note(), "\n");
+  }
+  if (t.floor_us() > 0) {
+    absl::StrAppend(out, "  physical floor: ", FormatDuration(t.floor_us()),
+                    " (min bytes / peak bandwidth, FLOPs / peak rate)\n");
   }
 }
 
@@ -297,6 +315,7 @@ std::string FormatJob(const v1::Job& job) {
   if (r.runner_ms() > 0) {
     absl::StrAppend(&out, "runner time: ", FormatMs(r.runner_ms()), "\n");
   }
+  absl::StrAppend(&out, ManifestText(r.manifest()));
   if (job.attempts() > 1) {
     absl::StrAppend(&out, "attempts: ", job.attempts(),
                     " (the job was leased again after a worker failed)\n");

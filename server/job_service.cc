@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/grpc_status.h"
+#include "common/hidden_redact.h"
 #include "common/launch_plan.h"
 #include "common/problem_util.h"
 #include "common/report_text.h"
@@ -176,7 +177,7 @@ void JobService::OnCompiled(const std::string& job_id, const Prepared& p,
         return CheckDeviceLimits(cp, spec, static_smem);
       }();
       if (!s.ok()) {
-        fail(v1::VERDICT_REJECTED, s);
+        fail(v1::VERDICT_REJECTED, set.hidden() ? HiddenCaseError(s) : s);
         return;
       }
     }
@@ -218,6 +219,14 @@ v1::RunnerJob JobService::MakeRunnerJob(
 }
 
 void JobService::Finish(const std::string& job_id, v1::JobResult result) {
+  // Hidden cases never leave kbd with their shape, dims or seed.
+  if (absl::StatusOr<v1::Job> live = jobs_->Get(job_id); live.ok()) {
+    if (absl::StatusOr<const v1::Problem*> problem =
+            problems_->Find(live->problem());
+        problem.ok()) {
+      RedactHiddenCases(HiddenNames(**problem), &result);
+    }
+  }
   absl::StatusOr<v1::Job> job = jobs_->Update(job_id, [&](v1::Job* j) {
     j->set_stage(v1::STAGE_DONE);
     j->set_stage_detail(VerdictName(result.verdict()));

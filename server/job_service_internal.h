@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "kbench/v1/kbench.pb.h"
 #include "kbench/v1/problem.pb.h"
 #include "kbench/v1/report.pb.h"
@@ -30,6 +31,14 @@ struct JobService::Prepared {
   std::string arch;
   std::string digest;  // sha256 of the source.
 };
+
+// The status for a launch plan that fails on a hidden shape: the code of
+// `status`, a message that names no shape or dims.
+absl::Status HiddenCaseError(const absl::Status& status);
+
+// Names of the problem's hidden shape sets and of their shapes, for
+// RedactHiddenCases.
+std::vector<std::string> HiddenNames(const v1::Problem& problem);
 
 }  // namespace kbench
 

@@ -31,6 +31,24 @@ std::string KnownSets(const v1::Problem& problem) {
 
 }  // namespace
 
+absl::Status HiddenCaseError(const absl::Status& status) {
+  return absl::Status(
+      status.code(),
+      "the launch plan is invalid on a hidden case (its shape is not shown): "
+      "make grid, block and shared memory valid for every shape in the "
+      "problem's domain");
+}
+
+std::vector<std::string> HiddenNames(const v1::Problem& problem) {
+  std::vector<std::string> names;
+  for (const v1::ShapeSet& s : problem.shape_sets()) {
+    if (!s.hidden()) continue;
+    names.push_back(s.name());
+    for (const v1::Shape& shape : s.shapes()) names.push_back(shape.name());
+  }
+  return names;
+}
+
 std::string JobService::TargetArch(const v1::KernelRequest& request) const {
   if (!request.arch().empty()) return request.arch();
   if (auto spec = workers_->AnySpec(absl::Now())) return spec->arch();
@@ -105,6 +123,12 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
       p.check_sets.push_back(*FindShapeSet(*p.problem, name));
     }
   }
+  if (kind == v1::JOB_KIND_SUBMIT) {
+    // Submit also runs the hidden shape sets (never shown to callers).
+    for (const v1::ShapeSet& s : p.problem->shape_sets()) {
+      if (s.hidden()) p.check_sets.push_back(s);
+    }
+  }
   const v1::ShapeSet* timing =
       chosen ? chosen
              : FindShapeSet(*p.problem, p.problem->default_shape_set());
@@ -120,10 +144,13 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
     if (set.time_budget_ms() > 0)
       budget = std::max(budget, set.time_budget_ms());
     for (const v1::Shape& shape : set.shapes()) {
-      ASSIGN_OR_RETURN(DimValues dims, ShapeDims(*p.problem, shape));
-      ASSIGN_OR_RETURN(ConcretePlan cp,
-                       ResolveLaunchPlan(p.plan, *p.problem, dims));
-      RETURN_IF_ERROR(CheckDeviceLimits(cp, spec));
+      absl::Status s = [&]() -> absl::Status {
+        ASSIGN_OR_RETURN(DimValues dims, ShapeDims(*p.problem, shape));
+        ASSIGN_OR_RETURN(ConcretePlan cp,
+                         ResolveLaunchPlan(p.plan, *p.problem, dims));
+        return CheckDeviceLimits(cp, spec);
+      }();
+      if (!s.ok()) return set.hidden() ? HiddenCaseError(s) : s;
     }
   }
   if (timing->time_budget_ms() > 0) {

@@ -3,7 +3,11 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/digest.h"
 #include "common/launch_plan.h"
+#include "common/problem_util.h"
+#include "common/repro_manifest.h"
 #include "common/status_macros.h"
 #include "worker/runner/candidate_module.h"
 #include "worker/runner/cuda_status.h"
@@ -16,6 +20,39 @@ void SetError(const absl::Status& status, v1::JobResult* result) {
   result->mutable_error()->set_code(static_cast<int>(status.code()));
   result->mutable_error()->set_message(std::string(status.message()));
   result->set_message(std::string(status.message()));
+}
+
+// The parts of the manifest known before running.
+void FillManifest(const v1::RunnerJob& job, const v1::GpuSpec& spec,
+                  const NvrtcCompiler& compiler, v1::ReproManifest* m) {
+  FillManifestGpu(spec, m);
+  for (const std::string& o : compiler.OptionsFor(spec.arch())) {
+    m->add_compile_options(o);
+  }
+  m->set_trials(job.trials() > 0 ? job.trials() : 1);
+  m->set_problem_digest(ProtoDigest(job.problem()));
+  for (const v1::ShapeSet& set : job.check_sets()) {
+    if (!set.hidden()) {
+      (*m->mutable_shape_set_digests())[set.name()] = ProtoDigest(set);
+    }
+  }
+  if (!job.timing_set().empty()) {
+    if (const v1::ShapeSet* t = FindShapeSet(job.problem(), job.timing_set());
+        t != nullptr && !t->hidden()) {
+      (*m->mutable_shape_set_digests())[t->name()] = ProtoDigest(*t);
+    }
+  }
+  m->set_source_digest(Sha256Hex(job.source()));
+  if (job.kind() == v1::JOB_KIND_SUBMIT || job.kind() == v1::JOB_KIND_PROFILE) {
+    m->set_l2_flushed(!job.timing_hot_l2());
+    const double stderr_pct =
+        100 *
+        (job.timing_max_rel_stderr() > 0 ? job.timing_max_rel_stderr() : 0.005);
+    m->set_stopping_criterion(absl::StrFormat(
+        "rel stderr <= %.2g%%, >= %d samples, <= %d ms", stderr_pct,
+        job.timing_min_samples() > 0 ? job.timing_min_samples() : 20,
+        job.timing_max_time_ms() > 0 ? job.timing_max_time_ms() : 1000));
+  }
 }
 
 }  // namespace
@@ -53,6 +90,7 @@ absl::StatusOr<std::string> Evaluator::CubinFor(const v1::RunnerJob& job,
 absl::Status Evaluator::RunChecked(const v1::RunnerJob& job,
                                    const ProgressFn& progress,
                                    v1::JobResult* result) {
+  FillManifest(job, ctx_->spec(), compiler_, result->mutable_manifest());
   progress("loading the kernel");
   ASSIGN_OR_RETURN(const std::string cubin, CubinFor(job, result));
   ASSIGN_OR_RETURN(const v1::LaunchPlan plan, ParseLaunchPlan(job.source()));
@@ -63,7 +101,13 @@ absl::Status Evaluator::RunChecked(const v1::RunnerJob& job,
                    MakeReferenceOp(job.problem(), ctx_));
 
   CorrectnessChecker checker(ctx_, module.get(), reference.get(), plan);
-  RETURN_IF_ERROR(checker.Run(job, progress, result->mutable_correctness()));
+  const absl::Status checked =
+      checker.Run(job, progress, result->mutable_correctness());
+  for (uint64_t seed : checker.visible_seeds()) {
+    result->mutable_manifest()->add_seeds(seed);
+  }
+  result->mutable_manifest()->set_hidden_trials(checker.hidden_trials());
+  RETURN_IF_ERROR(checked);
   if (!result->correctness().passed()) {
     result->set_verdict(v1::VERDICT_FAILED);
     result->set_message(result->correctness().message());
@@ -75,12 +119,17 @@ absl::Status Evaluator::RunChecked(const v1::RunnerJob& job,
     ASSIGN_OR_RETURN(module,
                      CandidateModule::Load(ctx_, cubin, plan, job.problem()));
     std::string wrong;
-    RETURN_IF_ERROR(timing_->Run(job, plan, module.get(), reference.get(),
-                                 progress, result->mutable_timing(),
-                                 job.kind() == v1::JOB_KIND_PROFILE
-                                     ? result->mutable_profile()
-                                     : nullptr,
-                                 &wrong));
+    const absl::Status timed = timing_->Run(
+        job, plan, module.get(), reference.get(), progress,
+        result->mutable_timing(),
+        job.kind() == v1::JOB_KIND_PROFILE ? result->mutable_profile()
+                                           : nullptr,
+        &wrong);
+    result->mutable_manifest()->set_measured_sm_clock_before_mhz(
+        result->timing().sm_clock_before_mhz());
+    result->mutable_manifest()->set_measured_sm_clock_after_mhz(
+        result->timing().sm_clock_after_mhz());
+    RETURN_IF_ERROR(timed);
     if (!wrong.empty()) {
       result->set_verdict(v1::VERDICT_FAILED);
       result->set_message(wrong);

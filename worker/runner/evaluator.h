@@ -1,13 +1,19 @@
 // Evaluator: carries out one RunnerJob in the runner process and turns
 // every outcome into a JobResult with a verdict:
 //   passed      correct on every trial (and, for submit/profile, timed);
-//   failed      a wrong result, with the error figures;
+//   failed      a wrong result, with the error figures (also: the two runs
+//               of a trial differed, the timed runs' output was wrong, a
+//               hidden case failed);
 //   crashed     a sticky CUDA error (illegal address, trap, ...): the
 //               context is unusable and the caller must replace the runner;
 //   rejected    the kernel breaks the contract (missing entry, parameters
-//               that do not match, a launch the GPU refuses);
+//               that do not match, a launch the GPU refuses, a write
+//               outside a tensor, a modified input, a time below the
+//               physical floor);
 //   compile_error  only when the runner had to compile for its own arch;
-//   error       a fault of the harness itself.
+//   error       a fault of the harness itself (or a problem whose check
+//               is too weak: a zero or constant output would pass).
+// Every result carries a ReproManifest.
 // timed_out is decided by the worker's watchdog, outside this process.
 //
 // Ownership: borrows the DeviceContext; owns the TimingRunner and compiler.

@@ -60,6 +60,32 @@ __global__ void FillUniformKernel(void* dst, int dtype, int64_t n,
   }
 }
 
+__global__ void FillWideRangeKernel(void* dst, int dtype, int64_t n,
+                                    uint64_t seed, double log_lo,
+                                    double log_span) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const uint64_t r = SplitMix64(seed ^ SplitMix64(uint64_t(i)));
+    const double u = double(r >> 11) * (1.0 / 9007199254740992.0);  // [0,1)
+    const double mag = exp10(log_lo + log_span * u);
+    Store(dst, dtype, i, (r & 1) ? -mag : mag);
+  }
+}
+
+__global__ void ClockProbeKernel(unsigned long long* out, long long cycles) {
+  if (threadIdx.x != 0) return;
+  uint64_t t0, t1;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  const long long c0 = clock64();
+  long long c1 = c0;
+  while (c1 - c0 < cycles) c1 = clock64();
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+  if (blockIdx.x == 0) {
+    out[0] = static_cast<unsigned long long>(c1 - c0);
+    out[1] = t1 - t0;
+  }
+}
+
 __global__ void FillNaNKernel(void* dst, int dtype, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
@@ -176,6 +202,22 @@ cudaError_t LaunchFillUniform(void* dst, int dtype, int64_t n, uint64_t seed,
                               float lo, float hi, cudaStream_t stream) {
   FillUniformKernel<<<Blocks(n), kThreads, 0, stream>>>(dst, dtype, n, seed, lo,
                                                         hi);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchFillWideRange(void* dst, int dtype, int64_t n, uint64_t seed,
+                                float min_mag, float max_mag,
+                                cudaStream_t stream) {
+  const double lo = log10(double(min_mag)), hi = log10(double(max_mag));
+  FillWideRangeKernel<<<Blocks(n), kThreads, 0, stream>>>(dst, dtype, n, seed,
+                                                          lo, hi - lo);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchClockProbe(unsigned long long* out, long long cycles,
+                             int blocks, cudaStream_t stream) {
+  const unsigned int grid = blocks > 0 ? static_cast<unsigned int>(blocks) : 1;
+  ClockProbeKernel<<<grid, 32, 0, stream>>>(out, cycles);
   return cudaGetLastError();
 }
 

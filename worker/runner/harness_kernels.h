@@ -19,6 +19,13 @@ namespace kbench {
 cudaError_t LaunchFillUniform(void* dst, int dtype, int64_t n, uint64_t seed,
                               float lo, float hi, cudaStream_t stream);
 
+// dst[i] = s * 10^e with a random sign s and e uniform in
+// [log10(min_mag), log10(max_mag)), from a counter-based hash of (seed, i),
+// rounded to the dtype: wide dynamic range, mixed signs, never zero.
+cudaError_t LaunchFillWideRange(void* dst, int dtype, int64_t n, uint64_t seed,
+                                float min_mag, float max_mag,
+                                cudaStream_t stream);
+
 // dst[i] = quiet NaN in the dtype.
 cudaError_t LaunchFillNaN(void* dst, int dtype, int64_t n, cudaStream_t stream);
 
@@ -70,5 +77,12 @@ namespace kbench {
 // optimized away). FLOPs = 2 * 8 * iterations * blocks * threads.
 cudaError_t LaunchFmaProbe(float* out, int iterations, int blocks, int threads,
                            cudaStream_t stream);
+
+// SM clock probe: one thread per block spins for `cycles` clock64() cycles
+// and block 0 writes out[0] = cycles elapsed and out[1] = %globaltimer ns
+// elapsed, so MHz = 1000 * out[0] / out[1]. One block per SM keeps every
+// SM busy at once.
+cudaError_t LaunchClockProbe(unsigned long long* out, long long cycles,
+                             int blocks, cudaStream_t stream);
 
 }  // namespace kbench

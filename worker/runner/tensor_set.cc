@@ -1,7 +1,9 @@
 #include "worker/runner/tensor_set.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/guard_pattern.h"
 #include "common/problem_util.h"
+#include "common/run_checks.h"
 #include "common/status_macros.h"
 #include "worker/runner/cuda_status.h"
 #include "worker/runner/harness_kernels.h"
@@ -17,8 +19,9 @@ absl::StatusOr<TensorSet> TensorSet::Allocate(const v1::Problem& problem,
     t.spec = &spec;
     ASSIGN_OR_RETURN(t.extents, TensorExtents(spec, dims));
     ASSIGN_OR_RETURN(t.elements, TensorElements(spec, dims));
-    ASSIGN_OR_RETURN(
-        t.buffer, DeviceBuffer::Allocate(t.elements * DTypeSize(spec.dtype())));
+    ASSIGN_OR_RETURN(t.buffer,
+                     DeviceBuffer::AllocateGuarded(
+                         t.elements * DTypeSize(spec.dtype()), kGuardBytes));
     set.tensors_.push_back(std::move(t));
   }
   return set;
@@ -31,8 +34,8 @@ absl::Status TensorSet::FillInputs(uint64_t seed, cudaStream_t stream) {
     if (t.spec->role() != v1::TENSOR_ROLE_INPUT) continue;
     const uint64_t tensor_seed = seed ^ (0xA0761D6478BD642Full * index);
     CUDA_RETURN_IF_ERROR(
-        LaunchFillUniform(t.buffer.get(), t.spec->dtype(), t.elements,
-                          tensor_seed, -1.0f, 1.0f, stream),
+        LaunchFillWideRange(t.buffer.get(), t.spec->dtype(), t.elements,
+                            tensor_seed, 1e-3f, 1.0f, stream),
         absl::StrCat("filling input '", t.spec->name(), "'"));
   }
   return absl::OkStatus();
@@ -63,6 +66,81 @@ absl::Status TensorSet::ReadAsDouble(const Tensor& tensor, cudaStream_t stream,
                        "copying an output to the host");
   CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), "reading back an output");
   return absl::OkStatus();
+}
+
+absl::Status TensorSet::FillGuards(cudaStream_t stream) {
+  static const std::vector<uint8_t> kBefore = GuardPattern(false);
+  static const std::vector<uint8_t> kAfter = GuardPattern(true);
+  for (Tensor& t : tensors_) {
+    if (t.buffer.guard() != kGuardBytes) continue;
+    CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(t.buffer.guard_before(), kBefore.data(), kGuardBytes,
+                        cudaMemcpyHostToDevice, stream),
+        "writing a guard region");
+    CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(t.buffer.guard_after(), kAfter.data(), kGuardBytes,
+                        cudaMemcpyHostToDevice, stream),
+        "writing a guard region");
+  }
+  // The host patterns are static, but pageable copies may be staged: wait.
+  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), "writing guard regions");
+  return absl::OkStatus();
+}
+
+absl::Status TensorSet::CheckGuards(cudaStream_t stream,
+                                    std::string* damage) const {
+  damage->clear();
+  std::vector<uint8_t> before(kGuardBytes), after(kGuardBytes);
+  for (const Tensor& t : tensors_) {
+    if (t.buffer.guard() != kGuardBytes) continue;
+    CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(before.data(), t.buffer.guard_before(), kGuardBytes,
+                        cudaMemcpyDeviceToHost, stream),
+        "reading a guard region");
+    CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(after.data(), t.buffer.guard_after(), kGuardBytes,
+                        cudaMemcpyDeviceToHost, stream),
+        "reading a guard region");
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream),
+                         "reading guard regions");
+    *damage = DescribeGuardDamage(
+        t.spec->name(), static_cast<int64_t>(t.buffer.bytes()), before, after);
+    if (!damage->empty()) return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TensorSet::InputChecksums(cudaStream_t stream,
+                                       std::vector<uint64_t>* sums) const {
+  sums->clear();
+  std::vector<uint8_t> host;
+  for (const Tensor& t : tensors_) {
+    if (t.spec->role() != v1::TENSOR_ROLE_INPUT) continue;
+    host.resize(t.buffer.bytes());
+    CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(host.data(), t.buffer.get(), host.size(),
+                        cudaMemcpyDeviceToHost, stream),
+        "reading an input back");
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), "reading an input");
+    sums->push_back(InputChecksum(host.data(), host.size()));
+  }
+  return absl::OkStatus();
+}
+
+std::string TensorSet::DescribeInputChanges(
+    const std::vector<uint64_t>& before,
+    const std::vector<uint64_t>& after) const {
+  size_t i = 0;
+  for (const Tensor& t : tensors_) {
+    if (t.spec->role() != v1::TENSOR_ROLE_INPUT) continue;
+    if (i < before.size() && i < after.size()) {
+      std::string change =
+          DescribeInputChange(t.spec->name(), before[i], after[i]);
+      if (!change.empty()) return change;
+    }
+    ++i;
+  }
+  return "";
 }
 
 const TensorSet::Tensor* TensorSet::Find(const std::string& name) const {

@@ -1,5 +1,9 @@
 // TensorSet: device buffers for every tensor of a problem at one shape,
 // with seeded random inputs, NaN-poisoned outputs, and read-back as fp64.
+// Every buffer has a guard region (kGuardBytes, common/guard_pattern.h)
+// before and after it, filled with a canary pattern by FillGuards and
+// checked by CheckGuards, to catch out-of-bounds writes; InputChecksums
+// catches writes into inputs.
 //
 // Ownership: owns its buffers. Thread safety: none (runner thread only).
 #ifndef KBENCH_WORKER_RUNNER_TENSOR_SET_H_
@@ -32,9 +36,24 @@ class TensorSet {
   static absl::StatusOr<TensorSet> Allocate(const v1::Problem& problem,
                                             const DimValues& dims);
 
-  // Fills every input with uniform values in [-1, 1) from `seed` (each
-  // tensor its own stream of numbers).
+  // Fills every input from `seed` (each tensor its own stream of numbers)
+  // with values of random sign and magnitudes log-uniform in [1e-3, 1):
+  // three decades of dynamic range, never zero, and small enough that fp32
+  // accumulation stays well within the problem's tolerance.
   absl::Status FillInputs(uint64_t seed, cudaStream_t stream);
+  // Writes the canary pattern into the guard regions of every tensor.
+  absl::Status FillGuards(cudaStream_t stream);
+  // Reads every guard region back (synchronizes the stream). Sets *damage
+  // to "" when all are intact, else to the first damaged tensor's
+  // description ("out of bounds: ... 'out' ...").
+  absl::Status CheckGuards(cudaStream_t stream, std::string* damage) const;
+  // A checksum of each input's bytes, in tensor order (synchronizes).
+  absl::Status InputChecksums(cudaStream_t stream,
+                              std::vector<uint64_t>* sums) const;
+  // "" when `before` and `after` (from InputChecksums) agree, else the
+  // "modified input 'x' ..." line of the first changed input.
+  std::string DescribeInputChanges(const std::vector<uint64_t>& before,
+                                   const std::vector<uint64_t>& after) const;
   // Writes NaN into every output, so unwritten elements fail.
   absl::Status PoisonOutputs(cudaStream_t stream);
   // Copies `tensor` to the host as fp64 (synchronizes the stream).

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/problem_util.h"
+#include "common/run_checks.h"
 #include "common/sample_stats.h"
 #include "common/status_macros.h"
 #include "common/stopping_criterion.h"
@@ -19,6 +20,7 @@ absl::StatusOr<std::unique_ptr<TimingRunner>> TimingRunner::Create(
   std::unique_ptr<TimingRunner> r(new TimingRunner(ctx));
   ASSIGN_OR_RETURN(r->flusher_, L2Flusher::Create(ctx->spec().l2_bytes()));
   ASSIGN_OR_RETURN(r->blocker_, StreamBlocker::Create());
+  ASSIGN_OR_RETURN(r->clock_, ClockProbe::Create(ctx));
   return r;
 }
 
@@ -49,6 +51,7 @@ absl::Status TimingRunner::Run(const v1::RunnerJob& job,
   RETURN_IF_ERROR(reference->Golden(tensors, &golden));
   RETURN_IF_ERROR(tensors.PoisonOutputs(s));
   RETURN_IF_ERROR(reference->PrepareEager(tensors));
+  RETURN_IF_ERROR(tensors.FillGuards(s));
 
   progress(absl::StrCat("timing kernel and reference on ", where));
   // No persisting-L2 window may carry over from an earlier job.
@@ -62,10 +65,25 @@ absl::Status TimingRunner::Run(const v1::RunnerJob& job,
   options.stop.max_time_ms =
       job.timing_max_time_ms() > 0 ? job.timing_max_time_ms() : 1000;
   InterleavedSampler sampler(ctx_, flusher_.get(), blocker_.get(), options);
+  auto measure_clock = [&]() -> double {
+    absl::StatusOr<double> mhz = clock_->MeasureMhz();
+    if (!mhz.ok()) {
+      spdlog::warn("SM clock probe: {}", std::string(mhz.status().message()));
+      return 0;
+    }
+    return *mhz;
+  };
+  const double clock_before = measure_clock();
   ASSIGN_OR_RETURN(
       const InterleavedSampler::Result sampled,
       sampler.Run({{"kernel", [&] { return bound->Enqueue(); }},
                    {"reference", [&] { return reference->RunEager(); }}}));
+  const double clock_after = measure_clock();
+  timing->set_sm_clock_before_mhz(clock_before);
+  timing->set_sm_clock_after_mhz(clock_after);
+  timing->set_clock_note(
+      ThrottleNote(clock_before, clock_after, ctx_->spec().sm_clock_mhz()));
+  timing->set_throttled(!timing->clock_note().empty());
 
   timing->set_shape_set(job.timing_set());
   timing->set_shape(job.timing_shape().name());
@@ -96,15 +114,66 @@ absl::Status TimingRunner::Run(const v1::RunnerJob& job,
   timing->set_stop_reason(sampled.stop_reason);
   timing->set_wall_ms(sampled.wall_ms);
 
-  // The timed runs must have computed the answer, too.
-  v1::TrialResult check;
-  RETURN_IF_ERROR(CompareOutputs(problem, tensors, golden, s, &check));
-  if (!check.passed()) {
-    *wrong_output = absl::StrFormat(
-        "the output of the timed runs on %s is wrong: %d of %d outputs "
-        "outside tolerance (max abs error %.3g, %d NaN)",
-        where, check.mismatches(), check.elements(), check.max_abs_error(),
-        check.nan_count());
+  // The timed runs must have computed the answer, too: the last timed
+  // sample in place, then the same module once more on the same inputs
+  // (outputs poisoned) and once on fresh inputs.
+  std::string damage;
+  RETURN_IF_ERROR(tensors.CheckGuards(s, &damage));
+  if (!damage.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(damage, " (during timing on ", where, ")"));
+  }
+  auto check_timed = [&](const char* which) -> absl::Status {
+    if (!wrong_output->empty()) return absl::OkStatus();
+    v1::TrialResult check;
+    RETURN_IF_ERROR(CompareOutputs(problem, tensors, golden, s, &check));
+    if (!check.passed()) {
+      *wrong_output = absl::StrFormat(
+          "the output of the timed runs was wrong (%s) on %s: %d of %d "
+          "outputs outside tolerance (max abs error %.3g, rel-norm error "
+          "%.3g, %d NaN or unwritten). The kernel must compute the full "
+          "result on every call",
+          which, where, check.mismatches(), check.elements(),
+          check.max_abs_error(), check.rel_norm_error(), check.nan_count());
+    }
+    return absl::OkStatus();
+  };
+  auto run_once = [&]() -> absl::Status {
+    RETURN_IF_ERROR(tensors.PoisonOutputs(s));
+    RETURN_IF_ERROR(bound->Enqueue());
+    const cudaError_t err = cudaStreamSynchronize(s);
+    if (err != cudaSuccess) {
+      return CudaRtStatus(err, absl::StrCat("running the kernel after timing "
+                                            "on ",
+                                            where));
+    }
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(check_timed("the last timed sample"));
+  RETURN_IF_ERROR(run_once());
+  RETURN_IF_ERROR(check_timed("a run after timing, same inputs"));
+  {
+    const uint64_t fresh = TrialSeed(job.seed(), 1 << 21, 0, 1);
+    RETURN_IF_ERROR(tensors.FillInputs(fresh, s));
+    golden.clear();
+    RETURN_IF_ERROR(reference->Golden(tensors, &golden));
+    RETURN_IF_ERROR(run_once());
+    RETURN_IF_ERROR(check_timed("a run after timing, fresh inputs"));
+    // The reference's eager pipeline on the fresh inputs, for the sanity
+    // check below.
+    RETURN_IF_ERROR(reference->RunEager());
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s), "running the reference");
+  }
+  RETURN_IF_ERROR(tensors.CheckGuards(s, &damage));
+  if (!damage.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(damage, " (after timing on ", where, ")"));
+  }
+  timing->set_floor_us(PhysicalFloorUs(flops, min_bytes, ctx_->spec()));
+  if (wrong_output->empty()) {
+    const std::string impossible =
+        CheckTimeFloor(timing->kernel().median_us(), timing->floor_us());
+    if (!impossible.empty()) return absl::InvalidArgumentError(impossible);
   }
   v1::TrialResult ref_check;
   RETURN_IF_ERROR(

@@ -1,9 +1,15 @@
 // TimingRunner: times the candidate's launch plan against the reference's
 // eager pipeline at one shape, the same way (InterleavedSampler: cold L2,
 // events around each whole run, back-to-back on the GPU), then checks that
-// the timed runs computed the right answer. For profile jobs it also times
-// each launch of the plan and adds the static facts of each kernel
-// (registers, shared memory, occupancy, waves).
+// the timed runs computed the right answer: the output of the last timed
+// sample in place, one more run of the same (timed) module on the same
+// inputs with the outputs poisoned, and one on fresh inputs (a kernel that
+// skips work on later calls fails with "the output of the timed runs was
+// wrong"). It measures the SM clock before and after timing (ClockProbe)
+// and notes throttling, checks the guard regions, and rejects a median
+// below 0.9 x the physical floor as impossible (InvalidArgument). For profile
+// jobs it also times each launch of the plan and adds the static facts of each
+// kernel (registers, shared memory, occupancy, waves).
 //
 // Ownership: borrows everything; owns the L2 flusher and stream blocker it
 // creates. Thread safety: none (runner thread).
@@ -16,6 +22,7 @@
 #include "kbench/v1/report.pb.h"
 #include "kbench/v1/worker.pb.h"
 #include "worker/runner/candidate_module.h"
+#include "worker/runner/clock_probe.h"
 #include "worker/runner/correctness_checker.h"
 #include "worker/runner/l2_flusher.h"
 #include "worker/runner/reference_op.h"
@@ -46,6 +53,7 @@ class TimingRunner {
   DeviceContext* ctx_;
   std::unique_ptr<L2Flusher> flusher_;
   std::unique_ptr<StreamBlocker> blocker_;
+  std::unique_ptr<ClockProbe> clock_;
 };
 
 }  // namespace kbench
