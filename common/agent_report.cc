@@ -129,43 +129,34 @@ void AppendSanitize(const v1::SanitizeReport& s, const std::string& filename,
     runs.push_back(run);
   }
   absl::StrAppend(out, "sanitize (", s.shape_set(), "/", s.shape(),
-                  ", 1 trial): ", absl::StrJoin(runs, "; "), "
-");
+                  ", 1 trial): ", absl::StrJoin(runs, "; "), "\n");
   constexpr int kShown = 10;
   int n = 0;
   for (const v1::SanitizeFinding& f : s.findings()) {
     if (++n > kShown) {
       absl::StrAppend(out, "... ", s.findings_size() - kShown,
-                      " more finding(s) in the structured result
-");
+                      " more finding(s) in the structured result\n");
       break;
     }
     absl::StrAppend(out, "finding ", n, " [", f.tool(), "]: ", f.kind(),
                     f.count() > 1 ? absl::StrCat(" (x", f.count(), ")") : "",
-                    "
-");
-    absl::StrAppend(out, "  at ",
-                    f.line() > 0 ? absl::StrCat(f.file().empty()
-                                                    ? filename
-                                                    : f.file(),
-                                                ":", f.line())
-                                 : std::string("unknown line (no line info)"),
-                    f.kernel().empty() ? "" : absl::StrCat(" in ", f.kernel()),
-                    f.source_line().empty()
-                        ? ""
-                        : absl::StrCat(": ", f.source_line()),
-                    "
-");
+                    "\n");
+    absl::StrAppend(
+        out, "  at ",
+        f.line() > 0 ? absl::StrCat(f.file().empty() ? filename : f.file(), ":",
+                                    f.line())
+                     : std::string("unknown line (no line info)"),
+        f.kernel().empty() ? "" : absl::StrCat(" in ", f.kernel()),
+        f.source_line().empty() ? "" : absl::StrCat(": ", f.source_line()),
+        "\n");
     if (!f.other_access().empty()) {
-      absl::StrAppend(out, "  with ", f.other_access(),
-                      f.other_line() > 0
-                          ? absl::StrCat(" at line ", f.other_line())
-                          : "",
-                      f.other_source_line().empty()
-                          ? ""
-                          : absl::StrCat(": ", f.other_source_line()),
-                      "
-");
+      absl::StrAppend(
+          out, "  with ", f.other_access(),
+          f.other_line() > 0 ? absl::StrCat(" at line ", f.other_line()) : "",
+          f.other_source_line().empty()
+              ? ""
+              : absl::StrCat(": ", f.other_source_line()),
+          "\n");
     }
     std::vector<std::string> where;
     if (!f.thread().empty()) where.push_back("thread " + f.thread());
@@ -173,22 +164,18 @@ void AppendSanitize(const v1::SanitizeReport& s, const std::string& filename,
     if (!f.address().empty()) where.push_back(f.address());
     for (const std::string& d : f.details()) where.push_back(d);
     if (!where.empty()) {
-      absl::StrAppend(out, "  ", absl::StrJoin(where, "; "), "
-");
+      absl::StrAppend(out, "  ", absl::StrJoin(where, "; "), "\n");
     }
   }
   if (s.findings().empty()) {
-    absl::StrAppend(out, "no findings: no invalid or uninitialized accesses "
-                         "and no shared-memory races at this shape
-");
+    absl::StrAppend(out,
+                    "no findings: no invalid or uninitialized accesses "
+                    "and no shared-memory races at this shape\n");
   }
   for (const v1::SanitizeToolRun& r : s.runs()) {
     if (!r.log_tail().empty() && s.findings().empty()) {
-      absl::StrAppend(out, r.tool(), " output (exit ", r.exit_code(),
-                      "):
-                      ",
-                      r.log_tail(),
-                      "\n");
+      absl::StrAppend(out, r.tool(), " output (exit ", r.exit_code(), "):\n",
+                      r.log_tail(), "\n");
     }
   }
 }

@@ -160,7 +160,7 @@ TEST_F(HttpToolsTest, ToolListHasTheSevenToolsWithSchemas) {
                                           "compile_kernel", "run_correctness",
                                           "profile_kernel", "submit_kernel",
                                           "compare_runs"}));
-  EXPECT_EQ(body["tools"].size(), 7u);
+  EXPECT_EQ(body["tools"].size(), 8u);
 }
 
 TEST_F(HttpToolsTest, CompileNaiveKernelPasses) {
