@@ -130,7 +130,7 @@ TEST_F(McpAgentTest, ScriptedSessionWithoutAGpu) {
   EXPECT_THAT(names, ::testing::ElementsAre("get_gpu_specs", "get_problem",
                                             "compile_kernel", "run_correctness",
                                             "profile_kernel", "submit_kernel",
-                                            "compare_runs"));
+                                            "sanitize_kernel", "compare_runs"));
 
   // No GPU worker: refused, with what to do.
   json result = Call("get_gpu_specs", json::object(), /*expect_error=*/true);
