@@ -204,7 +204,8 @@ v1::JobResult SanitizerRunner::Run(
       std::max(absl::Milliseconds(job.budget_ms()), options_.min_tool_budget),
       options_.max_tool_budget);
   bool first = true, timed_out = false, cancelled = false;
-  std::string output;  // The runners' stdout (device printf).
+  std::string incomplete;  // Why a tool's run did not complete.
+  std::string output;      // The runners' stdout (device printf).
   for (size_t i = 0; i < tools->size() && !cancelled; ++i) {
     const std::string& tool = (*tools)[i];
     progress(absl::StrCat(tool, " (", i + 1, "/", tools->size(), ")"));
@@ -288,6 +289,15 @@ v1::JobResult SanitizerRunner::Run(
     if (timed_out || (kept == 0 && run->exit_code() != 0)) {
       run->set_log_tail(Tail(log, 2000));
     }
+    if (!timed_out && !cancelled && kept == 0 &&
+        access(out_path.c_str(), F_OK) != 0) {
+      // The runner never wrote its result: the sanitizer could not run it.
+      run->set_log_tail(Tail(log, 2000));
+      incomplete = absl::StrCat(
+          "compute-sanitizer ", tool, " did not run the kernel to the end (",
+          child.EndDescription(), "); its output ends: ", Tail(log, 600));
+      break;
+    }
     if (first) {
       first = false;
       v1::JobResult oneshot;
@@ -331,6 +341,12 @@ v1::JobResult SanitizerRunner::Run(
                       " more finding(s))");
     }
     result.set_message(msg);
+  } else if (!incomplete.empty()) {
+    result.set_verdict(v1::VERDICT_ERROR);
+    result.mutable_error()->set_code(
+        static_cast<int>(absl::StatusCode::kInternal));
+    result.mutable_error()->set_message(incomplete);
+    result.set_message(incomplete);
   } else if (timed_out) {
     result.set_verdict(v1::VERDICT_TIMED_OUT);
     result.set_message(absl::StrCat(

@@ -156,8 +156,9 @@ TEST_F(SanitizeToolTest, FindingsComeBackWithSourceLines) {
   {
     std::ofstream out(script);
     out << "#!/bin/sh\nlog=/dev/null\n"
-        << "while [ $# -gt 0 ]; do [ \"$1\" = --log-file ] && log=$2; shift; "
-           "done\n"
+        << "while [ $# -gt 0 ]; do case \"$1\" in --log-file) log=$2;; "
+           "--oneshot) res=$3;; esac; shift; done\n"
+        << ": > \"$res\"\n"
         << "cat > \"$log\" <<'EOF'\n"
         << "========= COMPUTE-SANITIZER\n"
         << "========= Invalid __global__ write of size 4 bytes\n"

@@ -25,21 +25,23 @@ std::string TempDir() {
 }
 
 // A script standing in for compute-sanitizer: writes `log_<tool>` to the
-// --log-file path and exits with `exit_code`, or sleeps when asked to.
+// --log-file path and (unless told not to) an empty result where kbrunner
+// --oneshot would, and exits with `exit_code`; or sleeps when asked to.
 std::string WriteFakeSanitizer(const std::string& dir, int exit_code,
-                               bool hang = false) {
+                               bool hang = false, bool write_result = true) {
   const std::string path = dir + "/compute-sanitizer";
   std::ofstream out(path);
   out << "#!/bin/sh\n"
-      << "tool=memcheck; log=/dev/null\n"
+      << "tool=memcheck; log=/dev/null; res=/dev/null\n"
       << "while [ $# -gt 0 ]; do case \"$1\" in\n"
       << "  --tool) tool=$2; shift;;\n"
       << "  --log-file) log=$2; shift;;\n"
+      << "  --oneshot) res=$3; shift 2;;\n"
       << "esac; shift; done\n"
       << "echo \"printf from the kernel\"\n"
       << (hang ? "sleep 30\n" : "") << "cat \"" << dir
       << "/log_$tool\" > \"$log\" 2>/dev/null\n"
-      << "exit " << exit_code << "\n";
+      << (write_result ? ": > \"$res\"\n" : "") << "exit " << exit_code << "\n";
   out.close();
   chmod(path.c_str(), 0755);
   return path;
@@ -212,6 +214,26 @@ TEST(SanitizerRunnerTest, CleanRunPasses) {
     EXPECT_EQ(run.exit_code(), 0) << run.tool();
     EXPECT_FALSE(run.timed_out());
   }
+}
+
+TEST(SanitizerRunnerTest, RunnerThatNeverFinishesIsAnError) {
+  const std::string dir = TempDir();
+  WriteLog(dir, "memcheck",
+           "========= COMPUTE-SANITIZER\n"
+           "========= Error: Target application terminated before first "
+           "instrumented API call\n");
+  SanitizerRunner runner(Opts(WriteFakeSanitizer(dir, 1, /*hang=*/false,
+                                                 /*write_result=*/false)));
+  const v1::JobResult r = runner.Run(
+      Job(), [](const std::string&) {}, nullptr);
+  EXPECT_EQ(r.verdict(), v1::VERDICT_ERROR);
+  EXPECT_EQ(r.error().code(), static_cast<int>(absl::StatusCode::kInternal));
+  EXPECT_THAT(r.message(),
+              HasSubstr("compute-sanitizer memcheck did not run the kernel"));
+  EXPECT_THAT(r.message(), HasSubstr("Target application terminated"));
+  ASSERT_EQ(r.sanitize().runs_size(), 1);
+  EXPECT_EQ(r.sanitize().runs(0).exit_code(), 1);
+  EXPECT_EQ(r.sanitize().findings_size(), 0);
 }
 
 TEST(SanitizerRunnerTest, ToolPastItsBudgetIsKilled) {
