@@ -1,11 +1,10 @@
 #include "server/kbench_grpc_service.h"
 
-#include "absl/strings/str_cat.h"
-
 #include <deque>
 #include <functional>
 #include <memory>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/grpc_status.h"
 #include "server/reactor_handle.h"
