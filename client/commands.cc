@@ -15,6 +15,7 @@
 #include "client/job_waiter.h"
 #include "client/kbench_client.h"
 #include "client/progress.h"
+#include "common/agent_report.h"
 #include "common/report_text.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -43,7 +44,8 @@ int WaitAndReport(const GlobalOptions& global, KbenchClient& client,
     const int printed = PrintJson(*job, out, err);
     return printed != kExitOk ? printed : code;
   }
-  out << FormatJob(*job);
+  out << FormatJob(*job)
+      << AgentSanitizeText(job->result().sanitize(), job->filename());
   return code;
 }
 
@@ -169,6 +171,9 @@ int RunKernelCommand(const GlobalOptions& global, v1::JobKind kind,
   kernel->set_session_id(options.session);
   kernel->set_trials(options.trials);
   kernel->set_arch(options.arch);
+  for (const std::string& tool : options.sanitize_tools) {
+    kernel->add_sanitize_tools(tool);
+  }
 
   KbenchClient client(global.server, UnaryTimeout(global));
   absl::StatusOr<v1::SubmitJobResponse> submitted = client.SubmitJob(request);
@@ -210,7 +215,8 @@ int RunStatus(const GlobalOptions& global, const std::string& job_id,
     const int printed = PrintJson(job, out, err);
     return printed != kExitOk ? printed : code;
   }
-  out << FormatJob(job);
+  out << FormatJob(job)
+      << AgentSanitizeText(job.result().sanitize(), job.filename());
   return code;
 }
 
@@ -287,7 +293,9 @@ int RunCancel(const GlobalOptions& global, const std::string& job_id,
   if (!response.ok())
     return FailCommand(response.status(), global, client, err);
   if (global.json) return PrintJson(response->job(), out, err);
-  out << FormatJob(response->job());
+  out << FormatJob(response->job())
+      << AgentSanitizeText(response->job().result().sanitize(),
+                           response->job().filename());
   return kExitOk;
 }
 

@@ -14,6 +14,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -41,7 +42,7 @@ struct GlobalOptions {
   bool err_is_tty = false;
 };
 
-// Flags of submit, check, profile and compile.
+// Flags of submit, check, profile, compile and sanitize.
 struct KernelOptions {
   // Path of the kernel source.
   std::string file;
@@ -57,6 +58,8 @@ struct KernelOptions {
   std::string arch;
   // Print the job id (or the job as JSON) and return at once.
   bool no_wait = false;
+  // sanitize: compute-sanitizer tools to run; empty runs all three.
+  std::vector<std::string> sanitize_tools;
 };
 
 // Flags of list.

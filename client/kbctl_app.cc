@@ -90,6 +90,9 @@ int RunKbctl(int argc, char** argv, std::ostream& out, std::ostream& err) {
       {"compile", v1::JOB_KIND_COMPILE,
        "compile FILE with NVRTC (no GPU needed): registers, shared memory, "
        "spills, diagnostics"},
+      {"sanitize", v1::JOB_KIND_SANITIZE,
+       "run FILE once at a small shape under compute-sanitizer (memcheck, "
+       "racecheck, initcheck): findings with source lines"},
   };
   for (KernelCommand& command : kernel_commands) {
     CLI::App* sub = app.add_subcommand(command.name, command.help);
@@ -104,7 +107,13 @@ int RunKbctl(int argc, char** argv, std::ostream& out, std::ostream& err) {
     sub->add_option("--session", kernel.session,
                     "session id to record the job under (default: "
                     "$KBENCH_SESSION)");
-    if (command.kind != v1::JOB_KIND_COMPILE) {
+    if (command.kind == v1::JOB_KIND_SANITIZE) {
+      sub->add_option("--tool", kernel.sanitize_tools,
+                      "tools to run, comma-separated (default: memcheck, "
+                      "racecheck, initcheck)")
+          ->delimiter(',')
+          ->check(CLI::IsMember({"memcheck", "racecheck", "initcheck"}));
+    } else if (command.kind != v1::JOB_KIND_COMPILE) {
       sub->add_option("--trials", kernel.trials,
                       "correctness trials per shape (default: the "
                       "problem's)")

@@ -64,6 +64,9 @@ class KbenchClient {
   absl::StatusOr<v1::SubmitKernelResponse> SubmitKernel(
       const v1::SubmitKernelRequest& request,
       const KbenchCallOptions& options = KbenchCallOptions());
+  absl::StatusOr<v1::SanitizeKernelResponse> SanitizeKernel(
+      const v1::SanitizeKernelRequest& request,
+      const KbenchCallOptions& options = KbenchCallOptions());
   absl::StatusOr<v1::ListProblemsResponse> ListProblems(
       const v1::ListProblemsRequest& request,
       const KbenchCallOptions& options = KbenchCallOptions());

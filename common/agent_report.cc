@@ -118,7 +118,76 @@ void AppendTiming(const v1::TimingReport& t, const v1::GpuSpec& gpu,
   }
 }
 
+void AppendSanitize(const v1::SanitizeReport& s, const std::string& filename,
+                    std::string* out) {
+  if (s.runs().empty()) return;
+  std::vector<std::string> runs;
+  for (const v1::SanitizeToolRun& r : s.runs()) {
+    std::string run = absl::StrCat(r.tool(), " ", r.findings(), " finding(s)");
+    if (r.timed_out()) absl::StrAppend(&run, " TIMED OUT");
+    absl::StrAppend(&run, absl::StrFormat(" in %.1f s", r.wall_ms() / 1000));
+    runs.push_back(run);
+  }
+  absl::StrAppend(out, "sanitize (", s.shape_set(), "/", s.shape(),
+                  ", 1 trial): ", absl::StrJoin(runs, "; "), "\n");
+  constexpr int kShown = 10;
+  int n = 0;
+  for (const v1::SanitizeFinding& f : s.findings()) {
+    if (++n > kShown) {
+      absl::StrAppend(out, "... ", s.findings_size() - kShown,
+                      " more finding(s) in the structured result\n");
+      break;
+    }
+    absl::StrAppend(out, "finding ", n, " [", f.tool(), "]: ", f.kind(),
+                    f.count() > 1 ? absl::StrCat(" (x", f.count(), ")") : "",
+                    "\n");
+    absl::StrAppend(
+        out, "  at ",
+        f.line() > 0 ? absl::StrCat(f.file().empty() ? filename : f.file(), ":",
+                                    f.line())
+                     : std::string("unknown line (no line info)"),
+        f.kernel().empty() ? "" : absl::StrCat(" in ", f.kernel()),
+        f.source_line().empty() ? "" : absl::StrCat(": ", f.source_line()),
+        "\n");
+    if (!f.other_access().empty()) {
+      absl::StrAppend(
+          out, "  with ", f.other_access(),
+          f.other_line() > 0 ? absl::StrCat(" at line ", f.other_line()) : "",
+          f.other_source_line().empty()
+              ? ""
+              : absl::StrCat(": ", f.other_source_line()),
+          "\n");
+    }
+    std::vector<std::string> where;
+    if (!f.thread().empty()) where.push_back("thread " + f.thread());
+    if (!f.block().empty()) where.push_back("block " + f.block());
+    if (!f.address().empty()) where.push_back(f.address());
+    for (const std::string& d : f.details()) where.push_back(d);
+    if (!where.empty()) {
+      absl::StrAppend(out, "  ", absl::StrJoin(where, "; "), "\n");
+    }
+  }
+  if (s.findings().empty()) {
+    absl::StrAppend(out,
+                    "no findings: no invalid or uninitialized accesses "
+                    "and no shared-memory races at this shape\n");
+  }
+  for (const v1::SanitizeToolRun& r : s.runs()) {
+    if (!r.log_tail().empty() && s.findings().empty()) {
+      absl::StrAppend(out, r.tool(), " output (exit ", r.exit_code(), "):\n",
+                      r.log_tail(), "\n");
+    }
+  }
+}
+
 }  // namespace
+
+std::string AgentSanitizeText(const v1::SanitizeReport& report,
+                              const std::string& filename) {
+  std::string out;
+  AppendSanitize(report, filename, &out);
+  return out;
+}
 
 std::string AgentJobText(const v1::Job& job) {
   const v1::JobResult& r = job.result();
@@ -130,6 +199,7 @@ std::string AgentJobText(const v1::Job& job) {
   }
   if (r.has_compile()) AppendCompile(r.compile(), job.filename(), &out);
   AppendCorrectness(r.correctness(), &out);
+  if (r.has_sanitize()) AppendSanitize(r.sanitize(), job.filename(), &out);
   AppendTiming(r.timing(), r.gpu(), &out);
   const v1::ProfileReport& p = r.profile();
   for (const v1::LaunchProfile& l : p.launches()) {

@@ -15,6 +15,11 @@ namespace kbench {
 
 // A finished job of any tool (compile, correctness, profile, submit).
 std::string AgentJobText(const v1::Job& job);
+// The sanitize_kernel part of a job's text: one line per tool run, then each
+// finding with its source line; "" when `report` has no runs. `filename`
+// stands in for findings without a file.
+std::string AgentSanitizeText(const v1::SanitizeReport& report,
+                              const std::string& filename);
 
 // The GPUs, their limits, and the ceilings measured on them beside the
 // datasheet peaks (labelled as such).

@@ -42,6 +42,22 @@ json KernelSchema(bool with_shapes, bool with_arch) {
           {"additionalProperties", false}};
 }
 
+json SanitizeSchema() {
+  json schema = KernelSchema(false, false);
+  schema["properties"]["shape_set"] =
+      Str("Shape set whose first shape to run; default: the problem's first "
+          "checked set.");
+  schema["properties"]["tools"] = {
+      {"type", "array"},
+      {"items",
+       {{"type", "string"},
+        {"enum", json::array({"memcheck", "racecheck", "initcheck"})}}},
+      {"description",
+       "compute-sanitizer tools to run; default all three (racecheck is the "
+       "slowest)."}};
+  return schema;
+}
+
 std::vector<AgentToolDef> MakeDefs() {
   json session_only = {
       {"type", "object"},
@@ -95,6 +111,15 @@ std::vector<AgentToolDef> MakeDefs() {
        "reference (median of many runs, cold L2): speedup, launches, memory, "
        "speed of light. Ends the session.",
        KernelSchema(true, false)},
+      {"sanitize_kernel",
+       "Run the kernel once at a small shape (one trial) under NVIDIA "
+       "compute-sanitizer: memcheck (out-of-bounds and misaligned accesses, "
+       "hardware exceptions), racecheck (shared-memory data races) and "
+       "initcheck (reads of uninitialized global memory). Each finding comes "
+       "with the kernel, the source line and its text, and thread/block. "
+       "Slow-ish (seconds to a minute): use it when a result is wrong or "
+       "crashes and the cause is not obvious.",
+       SanitizeSchema()},
       {"compare_runs",
        "Compare two turns of this session: source diff, both verdicts, and "
        "the change in kernel time and speedup.",
@@ -142,7 +167,29 @@ absl::Status CheckArgs(const AgentToolDef& def, const json& args) {
             return names;
           }()));
     }
-    const std::string type = props[it.key()]["type"];
+    const json& prop = props[it.key()];
+    const std::string type = prop["type"];
+    if (type == "array") {
+      if (!it.value().is_array()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            def.name, ": argument '", it.key(), "' must be an array"));
+      }
+      const json& items = prop["items"];
+      for (const json& v : it.value()) {
+        bool ok = v.is_string();
+        if (ok && items.contains("enum")) {
+          ok = false;
+          for (const json& e : items["enum"]) ok = ok || e == v;
+        }
+        if (!ok) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              def.name, ": argument '", it.key(), "' has ", v.dump(),
+              "; allowed: ",
+              items.contains("enum") ? items["enum"].dump() : "strings"));
+        }
+      }
+      continue;
+    }
     const bool ok = type == "string" ? it.value().is_string()
                                      : it.value().is_number_integer();
     if (!ok) {
@@ -256,6 +303,7 @@ absl::StatusOr<AgentToolResult> CallAgentTool(AgentToolBackend& backend,
   if (name == "compile_kernel") kind = v1::JOB_KIND_COMPILE;
   if (name == "run_correctness") kind = v1::JOB_KIND_CORRECTNESS;
   if (name == "profile_kernel") kind = v1::JOB_KIND_PROFILE;
+  if (name == "sanitize_kernel") kind = v1::JOB_KIND_SANITIZE;
   v1::KernelRequest request;
   request.set_source(GetStr(args, "kernel_code"));
   request.set_filename("kernel.cu");
@@ -264,6 +312,11 @@ absl::StatusOr<AgentToolResult> CallAgentTool(AgentToolBackend& backend,
   request.set_arch(GetStr(args, "arch"));
   request.set_session_id(session);
   if (args.contains("trials")) request.set_trials(args["trials"].get<int>());
+  if (args.contains("tools")) {
+    for (const json& t : args["tools"]) {
+      request.add_sanitize_tools(t.get<std::string>());
+    }
+  }
   absl::StatusOr<v1::Job> job = backend.RunJob(kind, request);
   if (!job.ok()) return Refused(job.status());
   result.text = AgentJobText(*job);

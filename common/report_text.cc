@@ -168,6 +168,8 @@ std::string ToolNameOf(v1::JobKind kind) {
       return "profile_kernel";
     case v1::JOB_KIND_SUBMIT:
       return "submit_kernel";
+    case v1::JOB_KIND_SANITIZE:
+      return "sanitize_kernel";
     default:
       return "job";
   }
@@ -183,6 +185,8 @@ std::string JobKindName(v1::JobKind kind) {
       return "profile";
     case v1::JOB_KIND_SUBMIT:
       return "submit";
+    case v1::JOB_KIND_SANITIZE:
+      return "sanitize";
     default:
       return "unspecified";
   }

@@ -215,6 +215,7 @@ v1::RunnerJob JobService::MakeRunnerJob(
   rj.set_timing_max_rel_stderr(options_.timing_max_rel_stderr);
   rj.set_timing_min_samples(options_.timing_min_samples);
   rj.set_timing_max_time_ms(options_.timing_max_time_ms);
+  *rj.mutable_sanitize_tools() = p.request.sanitize_tools();
   return rj;
 }
 

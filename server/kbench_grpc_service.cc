@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/grpc_status.h"
 #include "server/reactor_handle.h"
@@ -209,6 +210,19 @@ grpc::ServerUnaryReactor* KbenchGrpcService::SubmitKernel(
     grpc::CallbackServerContext* ctx, const v1::SubmitKernelRequest* request,
     v1::SubmitKernelResponse* response) {
   return ResultTool(jobs_, v1::JOB_KIND_SUBMIT, request->kernel(), response);
+}
+
+grpc::ServerUnaryReactor* KbenchGrpcService::SanitizeKernel(
+    grpc::CallbackServerContext* ctx, const v1::SanitizeKernelRequest* request,
+    v1::SanitizeKernelResponse* response) {
+  for (const std::string& tool : request->kernel().sanitize_tools()) {
+    if (tool != "memcheck" && tool != "racecheck" && tool != "initcheck") {
+      return Done(ctx, absl::InvalidArgumentError(absl::StrCat(
+                           "kernel.sanitize_tools has '", tool,
+                           "'; allowed: memcheck, racecheck, initcheck")));
+    }
+  }
+  return ResultTool(jobs_, v1::JOB_KIND_SANITIZE, request->kernel(), response);
 }
 
 grpc::ServerUnaryReactor* KbenchGrpcService::ListProblems(

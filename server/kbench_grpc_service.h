@@ -35,6 +35,10 @@ class KbenchGrpcService final : public v1::Kbench::CallbackService {
   grpc::ServerUnaryReactor* SubmitKernel(
       grpc::CallbackServerContext* ctx, const v1::SubmitKernelRequest* request,
       v1::SubmitKernelResponse* response) override;
+  grpc::ServerUnaryReactor* SanitizeKernel(
+      grpc::CallbackServerContext* ctx,
+      const v1::SanitizeKernelRequest* request,
+      v1::SanitizeKernelResponse* response) override;
   grpc::ServerUnaryReactor* ListProblems(
       grpc::CallbackServerContext* ctx, const v1::ListProblemsRequest* request,
       v1::ListProblemsResponse* response) override;

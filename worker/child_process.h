@@ -68,6 +68,8 @@ class ChildProcess {
   // How the process ended ("exited with status 3", "was killed by signal 9
   // (Killed)"); "is still running" while it has not been reaped.
   std::string EndDescription() const;
+  // The raw wait status once reaped (see waitpid); -1 when unknown.
+  int wait_status() const { return reaped_ ? wait_status_ : -1; }
 
  private:
   const absl::Duration kill_grace_;

@@ -26,6 +26,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--worker-id", options.worker_id,
                  "Id reported to kbd (default <hostname>:gpu<N>)");
+  app.add_option("--compute-sanitizer", options.compute_sanitizer,
+                 "compute-sanitizer for sanitize jobs (default: "
+                 "$CUDA_HOME/bin, /usr/local/cuda/bin, $PATH)");
+  app.add_option("--save-jobs", options.save_jobs_dir,
+                 "Also write each leased job to DIR/<job id>.pb (replay: "
+                 "kbrunner --oneshot DIR/<id>.pb out.pb, e.g. under ncu)");
   app.add_option("--lease-wait-ms", lease_wait_ms, "Long-poll length")
       ->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")

@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -10,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/grpc_status.h"
 #include "spdlog/spdlog.h"
+#include "worker/sanitizer_runner.h"
 
 namespace kbench {
 namespace {
@@ -96,6 +98,14 @@ absl::Status WorkerLoop::Run() {
     if (lease.lease_id().empty()) continue;  // The long-poll ran out.
     spdlog::info("leased job {} (attempt {})", lease.job().job_id(),
                  lease.attempt());
+    if (!options_.save_jobs_dir.empty()) {
+      const std::string path = absl::StrCat(options_.save_jobs_dir, "/",
+                                            lease.job().job_id(), ".pb");
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      if (!out || !lease.job().SerializeToOstream(&out)) {
+        spdlog::warn("could not save job {} to {}", lease.job().job_id(), path);
+      }
+    }
     v1::JobResult result = Execute(lease);
     if (result.verdict() == v1::VERDICT_UNSPECIFIED) continue;  // Lost lease.
     Complete(lease.lease_id(), result);
@@ -132,13 +142,27 @@ v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
   });
   const absl::Duration budget =
       absl::Milliseconds(lease.job().budget_ms()) + options_.budget_grace;
-  RunnerProcess::Outcome out = runner_->Run(
-      lease.job(), budget,
-      [&](const std::string& d) {
-        absl::MutexLock lock(&mu);
-        detail = d;
-      },
-      &cancel);
+  auto progress = [&](const std::string& d) {
+    absl::MutexLock lock(&mu);
+    detail = d;
+  };
+  if (lease.job().kind() == v1::JOB_KIND_SANITIZE) {
+    v1::JobResult result = Sanitize(lease.job(), progress, &cancel);
+    {
+      absl::MutexLock lock(&mu);
+      done = true;
+    }
+    heartbeats.join();
+    if (lost) {
+      spdlog::warn("lease {} was lost; dropping job {}", lease.lease_id(),
+                   lease.job().job_id());
+      return v1::JobResult();
+    }
+    if (!result.has_gpu()) *result.mutable_gpu() = info_.spec();
+    return result;
+  }
+  RunnerProcess::Outcome out =
+      runner_->Run(lease.job(), budget, progress, &cancel);
   {
     absl::MutexLock lock(&mu);
     done = true;
@@ -195,6 +219,20 @@ v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
   }
   if (!result.has_gpu()) *result.mutable_gpu() = info_.spec();
   return result;
+}
+
+v1::JobResult WorkerLoop::Sanitize(
+    const v1::RunnerJob& job,
+    const std::function<void(const std::string&)>& progress,
+    const std::atomic<bool>* cancel) {
+  SanitizerRunner::Options so;
+  so.sanitizer_path = options_.compute_sanitizer;
+  so.runner_path = options_.runner;
+  so.runner_args = options_.runner_args;
+  so.env["CUDA_VISIBLE_DEVICES"] = VisibleDevice(options_.gpu);
+  so.worker_id = info_.worker_id();
+  SanitizerRunner sanitizer(so);
+  return sanitizer.Run(job, progress, cancel);
 }
 
 void WorkerLoop::Complete(const std::string& lease_id,

@@ -1,9 +1,10 @@
 // WorkerLoop: the body of kbworker. It keeps one warm kbrunner child on its
 // GPU, long-polls kbd for a lease, runs the leased job in the runner under a
 // watchdog (the job's budget), heartbeats while it runs, and completes the
-// lease with the result. A runner that crashes, hangs or reports a sticky
-// CUDA error is replaced before the next lease; the worker itself never
-// dies from a candidate.
+// lease with the result. Sanitize jobs run instead in one-shot runners under
+// compute-sanitizer (worker/sanitizer_runner.h). A runner that crashes, hangs
+// or reports a sticky CUDA error is replaced before the next lease; the worker
+// itself never dies from a candidate.
 //
 // Ownership: owns the gRPC channel and the runner process.
 // Thread safety: Run() on one thread; Stop() from any thread.
@@ -11,6 +12,7 @@
 #define KBENCH_WORKER_WORKER_LOOP_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -42,6 +44,13 @@ class WorkerLoop {
     absl::Duration budget_grace = absl::Seconds(1);
     // Failed runner starts in a row before Run() gives up.
     int max_runner_failures = 3;
+    // compute-sanitizer for sanitize jobs; empty: $CUDA_HOME/bin,
+    // /usr/local/cuda/bin, then $PATH (see worker/sanitizer_runner.h).
+    std::string compute_sanitizer;
+    // When set, each leased RunnerJob is also written to
+    // <save_jobs_dir>/<job id>.pb, to replay with `kbrunner --oneshot`
+    // (e.g. under ncu).
+    std::string save_jobs_dir;
   };
 
   explicit WorkerLoop(const Options& options);
@@ -54,6 +63,11 @@ class WorkerLoop {
  private:
   absl::Status EnsureRunner();
   v1::JobResult Execute(const v1::LeaseJobResponse& lease);
+  // A sanitize job, under the same heartbeats as Execute.
+  v1::JobResult Sanitize(
+      const v1::RunnerJob& job,
+      const std::function<void(const std::string&)>& progress,
+      const std::atomic<bool>* cancel);
   void Complete(const std::string& lease_id, const v1::JobResult& result);
 
   Options options_;

@@ -143,7 +143,7 @@ TEST_F(HttpToolsTest, HealthzIsOk) {
   EXPECT_EQ(body, json({{"status", "ok"}}));
 }
 
-TEST_F(HttpToolsTest, ToolListHasTheSevenToolsWithSchemas) {
+TEST_F(HttpToolsTest, ToolListHasTheEightToolsWithSchemas) {
   httplib::Result res = client_->Get("/v1/tools");
   json body = Body(res);
   ASSERT_TRUE(res);
@@ -159,8 +159,8 @@ TEST_F(HttpToolsTest, ToolListHasTheSevenToolsWithSchemas) {
   EXPECT_EQ(names, std::set<std::string>({"get_gpu_specs", "get_problem",
                                           "compile_kernel", "run_correctness",
                                           "profile_kernel", "submit_kernel",
-                                          "compare_runs"}));
-  EXPECT_EQ(body["tools"].size(), 7u);
+                                          "sanitize_kernel", "compare_runs"}));
+  EXPECT_EQ(body["tools"].size(), 8u);
 }
 
 TEST_F(HttpToolsTest, CompileNaiveKernelPasses) {

@@ -9,6 +9,8 @@
 #include <regex>
 #include <set>
 
+#include "common/agent_report.h"
+
 namespace kbench {
 namespace {
 
@@ -91,7 +93,7 @@ TEST(AgentToolDefsTest, NamesAndSchemasAreWellFormed) {
   }
   for (const char* expected :
        {"get_gpu_specs", "get_problem", "compile_kernel", "run_correctness",
-        "profile_kernel", "submit_kernel", "compare_runs"}) {
+        "profile_kernel", "submit_kernel", "sanitize_kernel", "compare_runs"}) {
     EXPECT_TRUE(names.count(expected)) << expected;
   }
 }
@@ -212,6 +214,104 @@ TEST(CallAgentToolTest, SpecsProblemAndCompareTexts) {
   ASSERT_TRUE(cmp.ok());
   EXPECT_THAT(cmp->text, HasSubstr("+b"));
   EXPECT_EQ(cmp->structured["a"]["turn"], 1);
+}
+
+TEST(SanitizeToolTest, SchemaOffersTheThreeTools) {
+  const AgentToolDef* def = FindAgentTool("sanitize_kernel");
+  ASSERT_NE(def, nullptr);
+  EXPECT_THAT(def->description, HasSubstr("memcheck"));
+  EXPECT_THAT(def->description, HasSubstr("racecheck"));
+  EXPECT_THAT(def->description, HasSubstr("initcheck"));
+  EXPECT_THAT(def->description, HasSubstr("Slow"));
+  const json& tools = def->input_schema["properties"]["tools"];
+  EXPECT_EQ(tools["type"], "array");
+  EXPECT_EQ(tools["items"]["enum"],
+            json::array({"memcheck", "racecheck", "initcheck"}));
+  EXPECT_EQ(def->input_schema["required"], json::array({"kernel_code"}));
+  EXPECT_TRUE(def->input_schema["properties"].contains("shape_set"));
+  EXPECT_FALSE(def->input_schema["properties"].contains("trials"));
+}
+
+TEST(SanitizeToolTest, MapsArgumentsOntoASanitizeJob) {
+  FakeBackend backend;
+  absl::StatusOr<AgentToolResult> r =
+      CallAgentTool(backend, "sanitize_kernel",
+                    {{"kernel_code", "k"},
+                     {"problem", "gather_linear_bf16"},
+                     {"shape_set", "odd"},
+                     {"tools", {"racecheck", "memcheck"}}},
+                    "s-1");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(backend.last_kind, v1::JOB_KIND_SANITIZE);
+  EXPECT_EQ(backend.last_request.source(), "k");
+  EXPECT_EQ(backend.last_request.problem(), "gather_linear_bf16");
+  EXPECT_EQ(backend.last_request.shape_set(), "odd");
+  EXPECT_EQ(backend.last_request.session_id(), "s-1");
+  ASSERT_EQ(backend.last_request.sanitize_tools_size(), 2);
+  EXPECT_EQ(backend.last_request.sanitize_tools(0), "racecheck");
+  EXPECT_EQ(backend.last_request.sanitize_tools(1), "memcheck");
+  EXPECT_THAT(r->text, StartsWith("VERDICT: passed (sanitize_kernel"));
+
+  CallAgentTool(backend, "sanitize_kernel", {{"kernel_code", "k"}}, "");
+  EXPECT_EQ(backend.last_request.sanitize_tools_size(), 0);  // All three.
+}
+
+TEST(SanitizeToolTest, BadToolNamesAreInvalidArguments) {
+  FakeBackend backend;
+  absl::StatusOr<AgentToolResult> r =
+      CallAgentTool(backend, "sanitize_kernel",
+                    {{"kernel_code", "k"}, {"tools", {"synccheck"}}}, "");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("synccheck"));
+  EXPECT_THAT(r.status().message(), HasSubstr("memcheck"));
+  r = CallAgentTool(backend, "sanitize_kernel",
+                    {{"kernel_code", "k"}, {"tools", "memcheck"}}, "");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("must be an array"));
+  EXPECT_EQ(backend.last_kind, v1::JOB_KIND_UNSPECIFIED);  // Never ran.
+}
+
+TEST(SanitizeToolTest, FindingsAreInTheText) {
+  v1::Job job;
+  job.set_id("j-9");
+  job.set_kind(v1::JOB_KIND_SANITIZE);
+  job.set_problem("gather_linear_fp32");
+  job.set_filename("kernel.cu");
+  v1::JobResult* r = job.mutable_result();
+  r->set_verdict(v1::VERDICT_FAILED);
+  r->set_message("memcheck: Invalid __global__ write of size 4 bytes");
+  v1::SanitizeReport* s = r->mutable_sanitize();
+  s->set_shape_set("default");
+  s->set_shape("orig");
+  v1::SanitizeToolRun* run = s->add_runs();
+  run->set_tool("memcheck");
+  run->set_findings(1);
+  run->set_wall_ms(2500);
+  v1::SanitizeFinding* f = s->add_findings();
+  f->set_tool("memcheck");
+  f->set_kind("Invalid __global__ write of size 4 bytes");
+  f->set_kernel("gather_linear");
+  f->set_file("kernel.cu");
+  f->set_line(17);
+  f->set_source_line("out[b * K + k] = acc;");
+  f->set_thread("(31,0,0)");
+  f->set_block("(3,0,0)");
+  f->set_address("Address 0x7f00 is out of bounds");
+  f->set_count(12);
+  const std::string text = AgentJobText(job);
+  EXPECT_THAT(text, StartsWith("VERDICT: failed (sanitize_kernel"));
+  EXPECT_THAT(text, HasSubstr("sanitize (default/orig, 1 trial): memcheck 1 "
+                              "finding(s) in 2.5 s"));
+  EXPECT_THAT(text, HasSubstr("finding 1 [memcheck]: Invalid __global__ write "
+                              "of size 4 bytes (x12)"));
+  EXPECT_THAT(text, HasSubstr("at kernel.cu:17 in gather_linear: out[b * K + "
+                              "k] = acc;"));
+  EXPECT_THAT(text, HasSubstr("thread (31,0,0); block (3,0,0); Address 0x7f00 "
+                              "is out of bounds"));
+  s->clear_findings();
+  EXPECT_THAT(AgentSanitizeText(*s, "kernel.cu"), HasSubstr("no findings"));
+  EXPECT_EQ(AgentSanitizeText(v1::SanitizeReport(), "kernel.cu"), "");
 }
 
 }  // namespace

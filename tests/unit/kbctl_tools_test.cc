@@ -198,7 +198,7 @@ json ParsePretty(const Result& r) {
 TEST(KbctlToolsTest, OpenAiFormatIsTheFunctionCallingShape) {
   const json tools = ParsePretty(Kbctl({"tools", "--format", "openai"}));
   EXPECT_THAT(OpenAiProblems(tools), IsEmpty());
-  ASSERT_EQ(tools.size(), 7u);
+  ASSERT_EQ(tools.size(), 8u);
   EXPECT_EQ(Names(tools, "function"), DefNames());
   for (size_t i = 0; i < tools.size(); ++i) {
     EXPECT_EQ(tools[i]["function"]["parameters"],

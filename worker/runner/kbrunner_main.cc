@@ -4,10 +4,20 @@
 // After a sticky CUDA error it answers, marks itself unhealthy and exits;
 // the worker starts a fresh one. Device printf goes to stdout, which the
 // worker captures.
+//
+// One-shot mode (`kbrunner --oneshot JOB.pb RESULT.pb`): reads one
+// serialized RunnerJob from JOB.pb, runs it as given (no ceilings, no
+// socket) and writes the serialized JobResult to RESULT.pb; exit status 0
+// when the kernel passed, 1 when it did not, 2-4 for harness failures. The
+// worker runs sanitize jobs this way under compute-sanitizer; it is also a
+// plain process for Nsight Compute, e.g.
+//   ncu --metrics gpu__time_duration.sum kbrunner --oneshot job.pb out.pb
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "common/logging.h"
@@ -18,11 +28,53 @@
 #include "worker/runner/device_context.h"
 #include "worker/runner/evaluator.h"
 
+namespace {
+
+// Runs the job in `paths[0]` and writes its result to `paths[1]`.
+int RunOneShot(kbench::DeviceContext* ctx,
+               const std::vector<std::string>& paths) {
+  kbench::v1::RunnerJob job;
+  {
+    std::ifstream in(paths[0], std::ios::binary);
+    if (!in || !job.ParseFromIstream(&in)) {
+      spdlog::error("--oneshot: cannot read a RunnerJob from {}", paths[0]);
+      return 2;
+    }
+  }
+  auto evaluator = kbench::Evaluator::Create(ctx);
+  if (!evaluator.ok()) {
+    spdlog::error("{}", std::string(evaluator.status().message()));
+    return 3;
+  }
+  bool unhealthy = false;
+  const kbench::v1::JobResult result =
+      (*evaluator)
+          ->Run(
+              job, [](const std::string& d) { spdlog::debug("{}", d); },
+              &unhealthy);
+  std::fflush(stdout);
+  std::ofstream out(paths[1], std::ios::binary | std::ios::trunc);
+  if (!out || !result.SerializeToOstream(&out)) {
+    spdlog::error("--oneshot: cannot write the result to {}", paths[1]);
+    return 4;
+  }
+  spdlog::info("job {}: {}", job.job_id(),
+               kbench::v1::Verdict_Name(result.verdict()));
+  return result.verdict() == kbench::v1::VERDICT_PASSED ? 0 : 1;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"kbrunner: runs kernels for kbworker on one GPU"};
   int device = 0;
   int fd = 3;
   std::string log_level = "info";
+  std::vector<std::string> oneshot;
+  app.add_option("--oneshot", oneshot,
+                 "JOB.pb RESULT.pb: run one serialized RunnerJob and write "
+                 "its JobResult, then exit (for compute-sanitizer and ncu)")
+      ->expected(2);
   app.add_option("--device", device, "CUDA device ordinal")
       ->capture_default_str();
   app.add_option("--protocol-fd", fd, "File descriptor of the worker socket")
@@ -39,6 +91,7 @@ int main(int argc, char** argv) {
     spdlog::error("{}", std::string(ctx.status().message()));
     return 3;
   }
+  if (!oneshot.empty()) return RunOneShot(ctx->get(), oneshot);
   // Ceilings for get_gpu_specs and speed-of-light figures, once per runner.
   if (absl::Status s =
           kbench::MeasureCeilings(ctx->get(), (*ctx)->mutable_spec());
