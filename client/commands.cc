@@ -171,6 +171,7 @@ int RunKernelCommand(const GlobalOptions& global, v1::JobKind kind,
   kernel->set_session_id(options.session);
   kernel->set_trials(options.trials);
   kernel->set_arch(options.arch);
+  kernel->set_hot_l2(options.hot_l2);
   for (const std::string& tool : options.sanitize_tools) {
     kernel->add_sanitize_tools(tool);
   }

@@ -60,6 +60,8 @@ struct KernelOptions {
   bool no_wait = false;
   // sanitize: compute-sanitizer tools to run; empty runs all three.
   std::vector<std::string> sanitize_tools;
+  // profile, submit: time with the inputs warm in L2 (no flush).
+  bool hot_l2 = false;
 };
 
 // Flags of list.

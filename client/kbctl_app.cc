@@ -118,6 +118,12 @@ int RunKbctl(int argc, char** argv, std::ostream& out, std::ostream& err) {
                       "correctness trials per shape (default: the "
                       "problem's)")
           ->check(CLI::Range(1, 1000));
+      if (command.kind == v1::JOB_KIND_PROFILE ||
+          command.kind == v1::JOB_KIND_SUBMIT) {
+        sub->add_flag("--hot", kernel.hot_l2,
+                      "time with the inputs warm in L2 (default: cold, L2 "
+                      "flushed before each sample)");
+      }
     } else {
       sub->add_option("--arch", kernel.arch,
                       "target, e.g. sm_90 (default: the workers' arch, else "

@@ -15,7 +15,7 @@ json Str(const std::string& description) {
   return {{"type", "string"}, {"description", description}};
 }
 
-json KernelSchema(bool with_shapes, bool with_arch) {
+json KernelSchema(bool with_shapes, bool with_arch, bool with_timing = false) {
   json props = {
       {"kernel_code",
        Str("The whole CUDA C++ kernel file: extern \"C\" __global__ entry "
@@ -32,6 +32,13 @@ json KernelSchema(bool with_shapes, bool with_arch) {
                        {"minimum", 1},
                        {"maximum", 100},
                        {"description", "Random trials per shape; default 5."}};
+  }
+  if (with_timing) {
+    props["hot_l2"] = {
+        {"type", "boolean"},
+        {"description",
+         "Time with the inputs warm in L2 (no flush before each sample); "
+         "default false: cold L2, as a real model's layer sees it."}};
   }
   if (with_arch) {
     props["arch"] = Str("Target such as sm_90; default: the workers' GPU.");
@@ -105,12 +112,12 @@ std::vector<AgentToolDef> MakeDefs() {
        "Compile, check, then time each launch of the plan at one shape: time "
        "and share per launch, registers, shared memory, occupancy, waves, "
        "achieved throughput, and kernel against reference.",
-       KernelSchema(true, false)},
+       KernelSchema(true, false, true)},
       {"submit_kernel",
        "The final answer: full correctness check, then timing against the "
        "reference (median of many runs, cold L2): speedup, launches, memory, "
        "speed of light. Ends the session.",
-       KernelSchema(true, false)},
+       KernelSchema(true, false, true)},
       {"sanitize_kernel",
        "Run the kernel once at a small shape (one trial) under NVIDIA "
        "compute-sanitizer: memcheck (out-of-bounds and misaligned accesses, "
@@ -190,12 +197,15 @@ absl::Status CheckArgs(const AgentToolDef& def, const json& args) {
       }
       continue;
     }
-    const bool ok = type == "string" ? it.value().is_string()
-                                     : it.value().is_number_integer();
+    const bool ok = type == "string"    ? it.value().is_string()
+                    : type == "boolean" ? it.value().is_boolean()
+                                        : it.value().is_number_integer();
     if (!ok) {
       return absl::InvalidArgumentError(
           absl::StrCat(def.name, ": argument '", it.key(), "' must be a",
-                       type == "string" ? " string" : "n integer"));
+                       type == "string"    ? " string"
+                       : type == "boolean" ? " boolean"
+                                           : "n integer"));
     }
   }
   if (def.input_schema.contains("required")) {
@@ -312,6 +322,7 @@ absl::StatusOr<AgentToolResult> CallAgentTool(AgentToolBackend& backend,
   request.set_arch(GetStr(args, "arch"));
   request.set_session_id(session);
   if (args.contains("trials")) request.set_trials(args["trials"].get<int>());
+  if (args.contains("hot_l2")) request.set_hot_l2(args["hot_l2"].get<bool>());
   if (args.contains("tools")) {
     for (const json& t : args["tools"]) {
       request.add_sanitize_tools(t.get<std::string>());

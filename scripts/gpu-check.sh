@@ -4,21 +4,28 @@
 #   2. the demo (kbd + a local worker per GPU, then `kbctl submit`);
 #   3. bench/tool_latency, bench/agent_session and bench/timing_truth (with
 #      an ncu run of the same kernel) against the demo's warm kbd.
-# Usage (from the repository root): scripts/gpu-check.sh BUNDLE OUT_DIR
-# Logs and figures land in OUT_DIR.
+# Usage (from the repository root):
+#   scripts/gpu-check.sh BUNDLE OUT_DIR [all|tests|bench] [extra ctest args]
+# ("tests": step 1 only; "bench": steps 2 and 3). Logs and figures land in
+# OUT_DIR.
 set -uo pipefail
 bundle=$(cd "${1:-bundle}" && pwd)
 out=${2:-/tmp/kbench-gpu-check}
+what=${3:-all}
+shift $(( $# < 3 ? $# : 3 ))
 mkdir -p "$out"
 export KBENCH_SOURCE_DIR=$PWD
 [ -d /usr/local/nvidia/lib64 ] && export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 
-echo "== ctest -L gpu"
-start=$(date +%s)
-timeout 300 "$bundle/run-gpu-tests.sh" "$@" 2>&1 | tee "$out/ctest-gpu.log"
-echo "ctest exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
-cp "$bundle/Testing/Temporary/LastTest.log" "$out/ctest-gpu-full.log" 2>/dev/null
+if [ "$what" != bench ]; then
+  echo "== ctest -L gpu"
+  start=$(date +%s)
+  timeout 540 "$bundle/run-gpu-tests.sh" "$@" 2>&1 | tee "$out/ctest-gpu.log"
+  echo "ctest exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
+  cp "$bundle/Testing/Temporary/LastTest.log" "$out/ctest-gpu-full.log" 2>/dev/null
+  [ "$what" = tests ] && exit 0
+fi
 
 echo "== demo"
 KBENCH_DEMO_DIR=$out/demo KBENCH_DEMO_ADDR=127.0.0.1:50051 \

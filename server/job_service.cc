@@ -216,6 +216,7 @@ v1::RunnerJob JobService::MakeRunnerJob(
   rj.set_timing_min_samples(options_.timing_min_samples);
   rj.set_timing_max_time_ms(options_.timing_max_time_ms);
   *rj.mutable_sanitize_tools() = p.request.sanitize_tools();
+  rj.set_timing_hot_l2(p.request.hot_l2());
   return rj;
 }
 

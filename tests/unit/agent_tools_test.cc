@@ -159,6 +159,29 @@ TEST(CallAgentToolTest, MapsArgumentsOntoTheRequest) {
   EXPECT_EQ(backend.last_request.session_id(), "s-mine");
 }
 
+TEST(CallAgentToolTest, HotL2IsABooleanOfTheTimedTools) {
+  FakeBackend backend;
+  ASSERT_TRUE(CallAgentTool(backend, "submit_kernel",
+                            {{"kernel_code", "x"}, {"hot_l2", true}}, "")
+                  .ok());
+  EXPECT_TRUE(backend.last_request.hot_l2());
+  ASSERT_TRUE(
+      CallAgentTool(backend, "profile_kernel", {{"kernel_code", "x"}}, "")
+          .ok());
+  EXPECT_FALSE(backend.last_request.hot_l2());
+  absl::StatusOr<AgentToolResult> wrong = CallAgentTool(
+      backend, "submit_kernel", {{"kernel_code", "x"}, {"hot_l2", "yes"}}, "");
+  EXPECT_EQ(wrong.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(wrong.status().message()),
+              HasSubstr("'hot_l2' must be a boolean"));
+  // Only timed tools have it.
+  EXPECT_EQ(CallAgentTool(backend, "run_correctness",
+                          {{"kernel_code", "x"}, {"hot_l2", true}}, "")
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(CallAgentToolTest, VerdictsAndRefusalsAreResultsWithIsError) {
   FakeBackend backend;
   absl::StatusOr<AgentToolResult> passed =
