@@ -211,18 +211,14 @@ v1::JobResult SanitizerRunner::Run(
     progress(absl::StrCat(tool, " (", i + 1, "/", tools->size(), ")"));
     const std::string log_path = absl::StrCat(dir, "/", tool, ".log");
     const std::string out_path = absl::StrCat(dir, "/", tool, ".result.pb");
-    std::vector<std::string> args = {"--tool",
-                                     tool,
-                                     "--print-limit",
-                                     "20",
-                                     "--log-file",
-                                     log_path,
-                                     "--error-exitcode",
-                                     std::to_string(kErrorExitCode),
-                                     options_.runner_path,
-                                     "--oneshot",
-                                     job_path,
-                                     out_path};
+    std::vector<std::string> args = {
+        "--tool", tool, "--print-limit", "20",
+        // The harness's own API probes (e.g.
+        // counting a kernel's parameters) are
+        // not the kernel's findings.
+        "--report-api-errors", "no", "--log-file", log_path, "--error-exitcode",
+        std::to_string(kErrorExitCode), options_.runner_path, "--oneshot",
+        job_path, out_path};
     args.insert(args.end(), options_.runner_args.begin(),
                 options_.runner_args.end());
     v1::SanitizeToolRun* run = report->add_runs();

@@ -38,6 +38,8 @@ struct Case {
   // job may exist.
   v1::Verdict verdict = v1::VERDICT_UNSPECIFIED;
   bool refused_at_submission = false;
+  // For rejected cases: the status the call fails with.
+  grpc::StatusCode call_status = grpc::StatusCode::INVALID_ARGUMENT;
   // Each must appear (case-insensitive) in what the caller is told: the
   // call's status message, the result's message and error message.
   std::vector<std::string> must_contain;
@@ -89,8 +91,10 @@ inline std::vector<Case> AllCases() {
       "truncated"};
   add("includes_host_file", kCheck, v1::VERDICT_REJECTED, {"include"})
       .never_shown = {"root:"};
-  add("compile_bomb", kCheck, v1::VERDICT_REJECTED, {"compile", "limit"})
-      .needs_compile_limit = true;
+  Case& bomb =
+      add("compile_bomb", kCheck, v1::VERDICT_REJECTED, {"compile", "limit"});
+  bomb.needs_compile_limit = true;
+  bomb.call_status = grpc::StatusCode::RESOURCE_EXHAUSTED;
   Case& huge = add("huge_source", kCheck, v1::VERDICT_UNSPECIFIED, {"256 KiB"});
   huge.refused_at_submission = true;
   huge.generated_source = true;
@@ -239,10 +243,11 @@ inline void ExpectVerdict(const Case& c, const Outcome& o,
     EXPECT_EQ(o.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
     EXPECT_FALSE(o.has_job) << "a refused request must not become a job";
   } else if (c.verdict == v1::VERDICT_REJECTED) {
-    // A rejection fails the call with INVALID_ARGUMENT. It may be found
-    // before a job exists (the plan against the GPU's limits) or by the job
-    // (then its verdict must be `rejected`, not `compile_error`).
-    EXPECT_EQ(o.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    // A rejection fails the call with INVALID_ARGUMENT, or with
+    // RESOURCE_EXHAUSTED when the compile hit one of its limits. It may be
+    // found before a job exists (the plan against the GPU's limits) or by
+    // the job (then its verdict must be `rejected`, not `compile_error`).
+    EXPECT_EQ(o.status.error_code(), c.call_status);
     if (o.has_job) {
       EXPECT_EQ(v1::Verdict_Name(o.job.result().verdict()),
                 v1::Verdict_Name(v1::VERDICT_REJECTED));
