@@ -220,6 +220,10 @@ std::string FormatDuration(double us) {
   const double a = std::fabs(us);
   // Thresholds sit where rounding would carry into the next digit, so
   // 999.7 us reads "1.000 ms", never "1000 us".
+  if (a > 0 && a < 0.0995) {  // Below 0.1 us: "7.70 ns", not "0.01 us".
+    const double ns = a * 1e3;
+    return absl::StrFormat("%s%.*f ns", sign, ns < 9.995 ? 2 : 1, ns);
+  }
   if (a < 999.5) {
     const int decimals = a < 9.995 ? 2 : (a < 99.95 ? 1 : 0);
     return absl::StrFormat("%s%.*f us", sign, decimals, a);

@@ -6,79 +6,88 @@
 #      an ncu run of the same kernel) against the demo's warm kbd.
 # Usage (from the repository root):
 #   scripts/gpu-check.sh BUNDLE OUT_DIR [all|tests|bench] [extra ctest args]
-# ("tests": step 1 only; "bench": steps 2 and 3). Logs and figures land in
-# OUT_DIR.
+# ("tests": step 1 only; "bench": steps 2 and 3). The summary goes to
+# stdout; OUT_DIR gets at most 8 files: ctest-gpu-full.log, latency.json,
+# agent_session.md, truth.md, truth-default.json, truth-medium.json,
+# ncu.csv and kbd.log. Everything else stays in a temporary folder.
 set -uo pipefail
 bundle=$(cd "${1:-bundle}" && pwd)
 out=${2:-/tmp/kbench-gpu-check}
 what=${3:-all}
 shift $(( $# < 3 ? $# : 3 ))
 mkdir -p "$out"
+work=$(mktemp -d)
 export KBENCH_SOURCE_DIR=$PWD
 [ -d /usr/local/nvidia/lib64 ] && export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv
+naive=kernels/examples/gather_linear_naive.cu
 
 if [ "$what" != bench ]; then
   echo "== ctest -L gpu"
   start=$(date +%s)
-  timeout 540 "$bundle/run-gpu-tests.sh" "$@" 2>&1 | tee "$out/ctest-gpu.log"
+  timeout 540 "$bundle/run-gpu-tests.sh" "$@" 2>&1 |
+    grep -E "Test +#|tests passed|FAILED|Failure|Expected|Which is|Value of" | head -80
   echo "ctest exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
   cp "$bundle/Testing/Temporary/LastTest.log" "$out/ctest-gpu-full.log" 2>/dev/null
   [ "$what" = tests ] && exit 0
 fi
 
+echo "== ncu: gpu__time_duration of every gather_linear launch (a second kbd)"
+# A second kbd, under ncu, profiles every launch of the naive kernel (kernel
+# replay, caches flushed as ours are) at the default and medium shapes; the
+# log is compared below with the medians the service reports without ncu.
+if command -v ncu > /dev/null; then
+  ncu --target-processes all -k regex:'^gather_linear$' \
+    --metrics gpu__time_duration.sum --clock-control none --csv \
+    --log-file "$out/ncu.csv" \
+    "$bundle/bin/kbd" --listen 127.0.0.1:50061 --http-listen off \
+    --local-worker=1 --data-dir "$work/ncu-kbd" > "$work/ncu-kbd.log" 2>&1 &
+  ncu_pid=$!
+  for _ in $(seq 60); do
+    "$bundle/bin/kbctl" --server 127.0.0.1:50061 specs > /dev/null 2>&1 && break
+    sleep 1
+  done
+  for shapes in default medium; do
+    timeout 300 "$bundle/bin/kbctl" --server 127.0.0.1:50061 submit "$naive" \
+      --shapes "$shapes" --trials 1 2>&1 | grep -E "VERDICT|kernel:"
+  done
+  pkill -TERM -f 'kbd --listen 127.0.0.1:50061'
+  wait "$ncu_pid"
+  echo "ncu rows: $(grep -c gpu__time_duration "$out/ncu.csv")"
+fi
+
 echo "== demo"
-KBENCH_DEMO_DIR=$out/demo KBENCH_DEMO_ADDR=127.0.0.1:50051 \
-  timeout 60 "$bundle/bin/kbench-demo" "$bundle/bin" 2>&1 | tee "$out/demo.log"
+KBENCH_DEMO_DIR=$work/demo KBENCH_DEMO_ADDR=127.0.0.1:50051 \
+  timeout 60 "$bundle/bin/kbench-demo" "$bundle/bin" 2>&1
 
 echo "== bench/tool_latency"
 timeout 180 "$bundle/bin/tool_latency" --server 127.0.0.1:50051 \
-  --kernel kernels/examples/gather_linear_naive.cu --iterations 30 \
-  --json "$out/latency.json" | tee "$out/latency.md"
+  --kernel "$naive" --iterations 30 --json "$out/latency.json"
 echo "== bench/agent_session (a scripted agent over MCP: 14 tool calls)"
 if [ -x "$bundle/bin/agent_session" ]; then
   timeout 120 "$bundle/bin/agent_session" --server 127.0.0.1:50051 \
     --kbctl "$bundle/bin/kbctl" --source-dir "$PWD" | tee "$out/agent_session.md"
 fi
 
-echo "== bench/timing_truth: ncu's gpu__time_duration of the naive kernel at the medium shape"
-# A second kbd, under ncu, profiles every launch of gather_linear (kernel
-# replay, caches flushed as ours are); its log is compared below with the
-# medians the service reports without ncu.
-ncu_dir=$(mktemp -d)
-if command -v ncu > /dev/null; then
-  ncu --target-processes all -k regex:'^gather_linear$' \
-    --metrics gpu__time_duration.sum --clock-control none --csv \
-    --log-file "$out/ncu-medium.csv" \
-    "$bundle/bin/kbd" --listen 127.0.0.1:50061 --http-listen off \
-    --local-worker=1 --data-dir "$ncu_dir" > "$out/ncu-kbd.log" 2>&1 &
-  ncu_pid=$!
-  for _ in $(seq 60); do
-    "$bundle/bin/kbctl" --server 127.0.0.1:50061 specs > /dev/null 2>&1 && break
-    sleep 1
-  done
-  timeout 300 "$bundle/bin/kbctl" --server 127.0.0.1:50061 submit \
-    kernels/examples/gather_linear_naive.cu --shapes medium --trials 1 \
-    > "$out/ncu-submit.log" 2>&1
-  pkill -TERM -f 'kbd --listen 127.0.0.1:50061'
-  wait "$ncu_pid"
-fi
-echo "== bench/timing_truth (10 submits at the default and medium shapes)"
-timeout 300 "$bundle/bin/timing_truth" --server 127.0.0.1:50051 \
-  --kernel kernels/examples/gather_linear_naive.cu --submits 10 --checks 30 \
-  --json "$out/truth-default.json" | tee "$out/truth.md"
-timeout 300 "$bundle/bin/timing_truth" --server 127.0.0.1:50051 \
-  --kernel kernels/examples/gather_linear_naive.cu --shapes medium \
-  --submits 10 --checks 0 --ncu-csv "$out/ncu-medium.csv" \
-  --ncu-grid "(256, 4, 1)" --json "$out/truth-medium.json" | tee -a "$out/truth.md"
+echo "== bench/timing_truth (10 submits at the default and medium shapes, against ncu)"
+{
+  timeout 300 "$bundle/bin/timing_truth" --server 127.0.0.1:50051 \
+    --kernel "$naive" --submits 10 --checks 30 --ncu-csv "$out/ncu.csv" \
+    --ncu-grid "(12, 1, 1)" --json "$out/truth-default.json"
+  timeout 300 "$bundle/bin/timing_truth" --server 127.0.0.1:50051 \
+    --kernel "$naive" --shapes medium --submits 10 --checks 0 \
+    --ncu-csv "$out/ncu.csv" --ncu-grid "(256, 4, 1)" \
+    --json "$out/truth-medium.json"
+} | tee "$out/truth.md"
 
 echo "== more submits: bf16, and the two-stage plan on the large shape"
 for args in "kernels/examples/gather_linear_naive_bf16.cu" \
             "kernels/examples/gather_linear_two_stage.cu --shapes large --trials 1"; do
   echo "-- kbctl submit $args"
   # shellcheck disable=SC2086
-  timeout 120 "$bundle/bin/kbctl" --server 127.0.0.1:50051 submit $args
-done 2>&1 | tee "$out/submits.log"
-kill "$(cat "$out/demo/kbd.pid")" 2>/dev/null
+  timeout 120 "$bundle/bin/kbctl" --server 127.0.0.1:50051 submit $args |
+    grep -vE "^  (odd|default|large|\(hidden)"
+done 2>&1
+kill "$(cat "$work/demo/kbd.pid")" 2>/dev/null
 sleep 1
-cp "$out/demo/kbd.log" "$out/kbd.log" 2>/dev/null
+cp "$work/demo/kbd.log" "$out/kbd.log" 2>/dev/null

@@ -155,6 +155,9 @@ TEST(ReportTextTest, NamesOfVerdictsStagesAndCodes) {
 }
 
 TEST(ReportTextTest, FormatDurationPicksTheUnitAtBoundaries) {
+  EXPECT_EQ(FormatDuration(0), "0.00 us");
+  EXPECT_EQ(FormatDuration(0.0077), "7.70 ns");  // A tiny physical floor.
+  EXPECT_EQ(FormatDuration(0.05), "50.0 ns");
   EXPECT_EQ(FormatDuration(0.5), "0.50 us");
   EXPECT_EQ(FormatDuration(0.85), "0.85 us");
   EXPECT_EQ(FormatDuration(12.34), "12.3 us");
