@@ -191,6 +191,14 @@ void AppendTiming(const v1::TimingReport& t, std::string* out) {
                   t.l2_flushed() ? "cold (flushed before each sample)"
                                  : "hot (not flushed between samples)",
                   "\n");
+  if (t.has_kernel_gpu() && t.kernel_gpu().n() > 0) {
+    absl::StrAppend(
+        out,
+        "  kernel GPU time (CUPTI, start to end of its kernels, as ncu's "
+        "gpu__time_duration): median ",
+        FormatDuration(t.kernel_gpu().median_us()), ", n=", t.kernel_gpu().n(),
+        "\n");
+  }
   if (!t.stop_reason().empty()) {
     absl::StrAppend(out, "  stop reason: ", t.stop_reason(), "\n");
   }

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <iostream>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "common/problem_util.h"
@@ -16,6 +18,7 @@
 #include "worker/runner/event_timer.h"
 #include "worker/runner/harness_kernels.h"
 #include "worker/runner/interleaved_sampler.h"
+#include "worker/runner/kernel_activity.h"
 #include "worker/runner/l2_flusher.h"
 #include "worker/runner/reference_op.h"
 #include "worker/runner/stream_blocker.h"
@@ -131,6 +134,48 @@ TEST_F(MeasureTest, EventTimerMatchesAKnownDuration) {
   const double us = (*timer)->ElapsedUs(0).value();
   EXPECT_GE(us, 199.0);
   EXPECT_LT(us, 230.0);
+}
+
+TEST_F(MeasureTest, KernelActivityTimesTheKernelItself) {
+  cudaStream_t s = ctx_->stream();
+  ASSERT_TRUE(Spin(1000, s).ok());  // Load the kernel first.
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  KernelActivity activity;
+  const absl::Status started = activity.Start();
+  ASSERT_TRUE(started.ok()) << started;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Spin(200000, s).ok());  // 200 us.
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  absl::StatusOr<std::vector<KernelActivity::Record>> records = activity.Stop();
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 3u);
+  std::set<std::string> names;
+  for (const KernelActivity::Record& r : *records) {
+    names.insert(r.name);
+    EXPECT_GE(r.duration_us(), 199.0) << r.name;
+    EXPECT_LT(r.duration_us(), 215.0) << r.name;
+  }
+  const std::vector<double> runs = RunTimesUs(*records, names, 1, 1);
+  ASSERT_EQ(runs.size(), 2u);  // The first run is dropped as warm-up.
+  EXPECT_GE(runs[0], 199.0);
+}
+
+TEST(KernelActivityRunsTest, GroupsTheEntriesKernelsIntoRuns) {
+  // Two runs of a two-launch plan, with harness and reference kernels
+  // between them, plus a warm-up run first.
+  const std::vector<KernelActivity::Record> records = {
+      {"stage1", 0, 3000},      {"stage2", 4000, 9000},
+      {"flush", 10000, 50000},  {"stage1", 60000, 62000},
+      {"stage2", 63000, 67000}, {"cublas_gemm", 70000, 80000},
+      {"stage1", 90000, 92500}, {"stage2", 93000, 97500}};
+  const std::vector<double> runs =
+      RunTimesUs(records, {"stage1", "stage2"}, 2, 1);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_DOUBLE_EQ(runs[0], 6.0);  // 2 us + 4 us: gaps are not counted.
+  EXPECT_DOUBLE_EQ(runs[1], 7.0);
+  // Records that do not split into whole runs give nothing.
+  EXPECT_TRUE(RunTimesUs(records, {"stage1"}, 2, 0).empty());
+  EXPECT_TRUE(RunTimesUs(records, {"nope"}, 1, 0).empty());
+  EXPECT_TRUE(RunTimesUs(records, {"stage1", "stage2"}, 2, 3).empty());
 }
 
 TEST_F(MeasureTest, InterleavedSamplerTimesEachWorkloadSeparately) {

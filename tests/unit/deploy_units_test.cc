@@ -263,7 +263,10 @@ void ParseConfig(CLI::App& app, const std::string& file) {
 TEST(DeployConfigTest, KbdConfParsesWithCli11) {
   CLI::App app("kbd");
   std::string listen, http_listen, data_dir, problems_dir, local_worker;
-  int compile_threads = -1;
+  int compile_threads = -1, cpu_s = -1, wall_s = -1, memory_mb = -1;
+  app.add_option("--compile-cpu-limit-s", cpu_s);
+  app.add_option("--compile-wall-limit-s", wall_s);
+  app.add_option("--compile-memory-limit-mb", memory_mb);
   app.add_option("--listen", listen);
   app.add_option("--http-listen", http_listen);
   app.add_option("--data-dir", data_dir);
@@ -277,6 +280,9 @@ TEST(DeployConfigTest, KbdConfParsesWithCli11) {
   EXPECT_EQ(problems_dir, "/usr/local/share/kbench/problems");
   EXPECT_EQ(local_worker, "off");
   EXPECT_EQ(compile_threads, 0);
+  EXPECT_EQ(cpu_s, 20);
+  EXPECT_EQ(wall_s, 30);
+  EXPECT_EQ(memory_mb, 4096);
 }
 
 TEST(DeployConfigTest, KbworkerConfParsesWithCli11) {

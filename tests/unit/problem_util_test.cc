@@ -405,7 +405,7 @@ TEST(ProblemUtilTest, PublicViewDropsHiddenSets) {
   v1::Problem view = PublicView(problem);
   std::vector<std::string> names;
   for (const v1::ShapeSet& set : view.shape_sets()) names.push_back(set.name());
-  EXPECT_THAT(names, ElementsAre("default", "odd", "large"));
+  EXPECT_THAT(names, ElementsAre("default", "odd", "large", "medium"));
   EXPECT_THAT(view.check_shape_sets(), ElementsAre("default", "odd"));
   EXPECT_EQ(view.name(), problem.name());
   EXPECT_EQ(view.tensors_size(), 4);

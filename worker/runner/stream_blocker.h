@@ -23,7 +23,8 @@ class StreamBlocker {
       double timeout_ms = 2000);
   ~StreamBlocker();
 
-  // Enqueues the spinning kernel on `stream`.
+  // Enqueues the spinning kernel on `stream` (nothing under a CUDA tool
+  // such as Nsight Compute, which serialises and replays launches itself).
   absl::Status Block(cudaStream_t stream);
   // Lets the spinning kernel return.
   void Release();
@@ -35,6 +36,8 @@ class StreamBlocker {
   int* host_ = nullptr;  // [0] = release flag, [1] = timed-out flag.
   int* device_ = nullptr;
   double timeout_ms_ = 0;
+  // A CUDA tool is injected (CUDA_INJECTION64_PATH): Block does nothing.
+  bool bypass_ = false;
 };
 
 }  // namespace kbench

@@ -1,6 +1,9 @@
 #include "worker/runner/timing_runner.h"
 
 #include <chrono>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -12,6 +15,7 @@
 #include "spdlog/spdlog.h"
 #include "worker/runner/cuda_status.h"
 #include "worker/runner/interleaved_sampler.h"
+#include "worker/runner/kernel_activity.h"
 
 namespace kbench {
 
@@ -74,10 +78,30 @@ absl::Status TimingRunner::Run(const v1::RunnerJob& job,
     return *mhz;
   };
   const double clock_before = measure_clock();
+  // The kernels' own GPU spans, beside the events (best effort: CUPTI may
+  // be unavailable or taken by a profiler).
+  KernelActivity activity;
+  const absl::Status activity_started = activity.Start();
+  if (!activity_started.ok()) {
+    spdlog::info("no kernel GPU times: {}",
+                 std::string(activity_started.message()));
+  }
   ASSIGN_OR_RETURN(
       const InterleavedSampler::Result sampled,
       sampler.Run({{"kernel", [&] { return bound->Enqueue(); }},
                    {"reference", [&] { return reference->RunEager(); }}}));
+  if (activity_started.ok()) {
+    absl::StatusOr<std::vector<KernelActivity::Record>> records =
+        activity.Stop();
+    std::set<std::string> entries;
+    for (const ConcreteLaunch& l : cplan.launches) entries.insert(l.entry);
+    const std::vector<double> gpu_us =
+        records.ok() ? RunTimesUs(*records, entries,
+                                  static_cast<int>(cplan.launches.size()),
+                                  options.warmup)
+                     : std::vector<double>();
+    if (!gpu_us.empty()) *timing->mutable_kernel_gpu() = ComputeStats(gpu_us);
+  }
   const double clock_after = measure_clock();
   timing->set_sm_clock_before_mhz(clock_before);
   timing->set_sm_clock_after_mhz(clock_after);
