@@ -50,9 +50,8 @@ struct Case {
   // Must appear nowhere: not in the status, the response, the job (with
   // its compile report and log) or kbd's stderr (local workers' too).
   std::vector<std::string> never_shown;
-  int budget_ms = 0;                 // KernelRequest.budget_ms; 0 = problem's.
-  bool generated_source = false;     // huge_source: the test builds the text.
-  bool needs_compile_limit = false;  // Only safe with a sandboxed compiler.
+  int budget_ms = 0;              // KernelRequest.budget_ms; 0 = problem's.
+  bool generated_source = false;  // huge_source: the test builds the text.
 };
 
 inline std::ostream& operator<<(std::ostream& os, const Case& c) {
@@ -93,7 +92,6 @@ inline std::vector<Case> AllCases() {
       .never_shown = {"root:"};
   Case& bomb =
       add("compile_bomb", kCheck, v1::VERDICT_REJECTED, {"compile", "limit"});
-  bomb.needs_compile_limit = true;
   bomb.call_status = grpc::StatusCode::RESOURCE_EXHAUSTED;
   Case& huge = add("huge_source", kCheck, v1::VERDICT_UNSPECIFIED, {"256 KiB"});
   huge.refused_at_submission = true;
@@ -284,16 +282,6 @@ inline void ExpectVerdict(const Case& c, const Outcome& o,
     EXPECT_FALSE(absl::StrContains(server_log, s))
         << "'" << s << "' is in kbd's (or its workers') log";
   }
-}
-
-// The flag that caps NVRTC's CPU time per compile (the compile sandbox), or
-// "" when this kbd has none: running compile_bomb then would stall kbd's
-// compile thread for hours, so the case fails without running.
-inline std::string CompileLimitFlag(int seconds) {
-  const ::kbench::testing::CommandResult r = ::kbench::testing::RunCommand(
-      {::kbench::testing::BinDir() + "/kbd", "--help"});
-  if (!absl::StrContains(r.out + r.err, "--compile-cpu-limit-s")) return "";
-  return absl::StrCat("--compile-cpu-limit-s=", seconds);
 }
 
 }  // namespace kbench::redteam
