@@ -37,7 +37,7 @@ if [ ! -s "$state/port" ]; then
   exit 2
 fi
 http="127.0.0.1:$(cat "$state/http_port" 2>/dev/null)"
-echo "== kbd is serving gRPC on $addr and HTTP tools on http://$http/v1/tools"
+echo "== kbd is serving gRPC on $addr, HTTP tools on http://$http/v1/tools and the dashboard on http://$http/"
 echo "   (store: $state/kbench.db, log: $state/kbd.log)"
 
 gpus=0
@@ -75,6 +75,7 @@ cat <<EOT
   kbctl check|profile|submit FILE   your own kernel; the contract: docs/kernel-contract.md
   kbctl mcp                         the tools for an agent, over MCP (stdio)
   curl -d '{}' http://$http/v1/tools/get_problem   the same tools over HTTP/JSON
+  http://$http/                     the dashboard: sessions, jobs, workers (open it in a browser)
   kbd log:                          $state/kbd.log
 EOT
 if [ "${KBENCH_DEMO_STOP:-0}" = 1 ]; then
