@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -18,6 +19,17 @@ namespace kbench {
 
 struct Metrics::Family {
   enum class Kind { kCounter, kGauge, kHistogram };
+
+  static std::unique_ptr<Family> Make(Kind kind, const std::string& name,
+                                      const std::string& help,
+                                      const std::vector<std::string>& labels) {
+    auto f = std::make_unique<Family>();
+    f->name = name;
+    f->help = help;
+    f->kind = kind;
+    f->labels = labels;
+    return f;
+  }
   struct HistogramSeries {
     std::vector<uint64_t> counts;  // Per bucket (not cumulative).
     uint64_t count = 0;            // All observations (the +Inf bucket).
@@ -231,11 +243,7 @@ absl::StatusOr<Metrics::Family*> Metrics::Add(std::unique_ptr<Family> f) {
 absl::StatusOr<Metrics::Counter*> Metrics::AddCounter(
     const std::string& name, const std::string& help,
     const std::vector<std::string>& labels) {
-  auto f = std::make_unique<Family>();
-  f->name = name;
-  f->help = help;
-  f->kind = Family::Kind::kCounter;
-  f->labels = labels;
+  auto f = Family::Make(Family::Kind::kCounter, name, help, labels);
   absl::StatusOr<Family*> added = Add(std::move(f));
   if (!added.ok()) return added.status();
   return &(*added)->counter;
@@ -244,11 +252,7 @@ absl::StatusOr<Metrics::Counter*> Metrics::AddCounter(
 absl::StatusOr<Metrics::Histogram*> Metrics::AddHistogram(
     const std::string& name, const std::string& help,
     const std::vector<std::string>& labels, std::vector<double> buckets) {
-  auto f = std::make_unique<Family>();
-  f->name = name;
-  f->help = help;
-  f->kind = Family::Kind::kHistogram;
-  f->labels = labels;
+  auto f = Family::Make(Family::Kind::kHistogram, name, help, labels);
   f->buckets = std::move(buckets);
   absl::StatusOr<Family*> added = Add(std::move(f));
   if (!added.ok()) return added.status();
@@ -259,11 +263,7 @@ absl::Status Metrics::AddGaugeFn(const std::string& name,
                                  const std::string& help,
                                  const std::vector<std::string>& labels,
                                  SampleFn fn) {
-  auto f = std::make_unique<Family>();
-  f->name = name;
-  f->help = help;
-  f->kind = Family::Kind::kGauge;
-  f->labels = labels;
+  auto f = Family::Make(Family::Kind::kGauge, name, help, labels);
   f->fn = std::move(fn);
   return Add(std::move(f)).status();
 }
@@ -272,11 +272,7 @@ absl::Status Metrics::AddCounterFn(const std::string& name,
                                    const std::string& help,
                                    const std::vector<std::string>& labels,
                                    SampleFn fn) {
-  auto f = std::make_unique<Family>();
-  f->name = name;
-  f->help = help;
-  f->kind = Family::Kind::kCounter;
-  f->labels = labels;
+  auto f = Family::Make(Family::Kind::kCounter, name, help, labels);
   f->fn = std::move(fn);
   return Add(std::move(f)).status();
 }

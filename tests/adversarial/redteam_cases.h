@@ -284,6 +284,11 @@ inline void ExpectVerdict(const Case& c, const Outcome& o,
   }
 }
 
+// The ctest name of a parameterised case: the case's name.
+inline std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  return info.param.name;
+}
+
 }  // namespace kbench::redteam
 
 #endif  // KBENCH_TESTS_ADVERSARIAL_REDTEAM_CASES_H_

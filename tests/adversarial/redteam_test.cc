@@ -105,9 +105,7 @@ TEST_P(RedTeamTest, GetsItsVerdictAndTheWorkerSurvives) {
 
 INSTANTIATE_TEST_SUITE_P(Adversarial, RedTeamTest,
                          ::testing::ValuesIn(redteam::AllCases()),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           return info.param.name;
-                         });
+                         redteam::CaseName);
 
 }  // namespace
 }  // namespace kbench

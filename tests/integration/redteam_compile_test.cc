@@ -79,9 +79,7 @@ TEST_P(RedTeamCompileTest, IsRefusedAndKbdGoesOnCompiling) {
 
 INSTANTIATE_TEST_SUITE_P(Adversarial, RedTeamCompileTest,
                          ::testing::ValuesIn(redteam::CompileStageCases()),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           return info.param.name;
-                         });
+                         redteam::CaseName);
 
 }  // namespace
 }  // namespace kbench
