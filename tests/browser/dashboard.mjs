@@ -133,10 +133,16 @@ try {
     body: JSON.stringify({ kernel_code: code }),
   }).then((r) => r.json()), { code, id });
   const blocker = post(naive + '\n// FAKE_SLOW_MS=8000\n', 'dashboard-blocker');
-  await page.waitForFunction(async () => {
+  // The blocker job itself must be on the GPU (leased and running) before
+  // the watched job is sent, and the worker must be the one holding it.
+  const blockerJob = await page.waitForFunction(async () => {
+    const j = await (await fetch('/api/jobs?session=dashboard-blocker&stage=running')).json();
+    const job = (j.jobs || [])[0];
+    if (!job) return null;
     const w = await (await fetch('/api/workers')).json();
-    return (w.workers || []).some((x) => x.current_job_id);
-  }, null, { timeout: WAIT_MS, polling: 100 });
+    return (w.workers || []).some((x) => x.current_job_id === job.id) ? job.id : null;
+  }, null, { timeout: WAIT_MS, polling: 100 }).then((h) => h.jsonValue());
+  note('the blocker job ' + blockerJob + ' holds the worker');
   await page.evaluate(() => {
     window.__kbStages = [];
     window.__kbStageTimer = setInterval(() => {
@@ -179,6 +185,16 @@ try {
     'the timeline shows the new turn #' + newest.seq + ' (' + newest.tool + ', ' + newest.verdict + ')');
   ok(await page.evaluate(() => window.__kbNoReload) === 'same document', 'the page was not reloaded');
   const stages = await page.evaluate(() => { clearInterval(window.__kbStageTimer); return window.__kbStages; });
+  if (!stages.includes('waiting_gpu') && !stages.includes('queued')) {
+    // What the service said about both jobs, to tell a scheduling bug from
+    // a page that missed the waiting stage.
+    const jobs = await page.evaluate(async () => (await (await fetch('/api/jobs?page_size=5')).json()).jobs);
+    for (const j of jobs || []) {
+      note('job ' + j.id + ' session ' + j.session_id + ' stage ' + j.stage + ' created ' + j.created_unix_ms +
+        ' updated ' + j.updated_unix_ms + ' finished ' + j.finished_unix_ms + ' attempts ' + j.attempts +
+        ' worker ' + j.worker_id + ' detail ' + j.stage_detail);
+    }
+  }
   ok(stages.includes('waiting_gpu') || stages.includes('queued'),
     'the page showed the job waiting, then done, without a reload (stages seen: ' + stages.join(' → ') + ')');
   ok((await blocker).isError === false, 'the blocker job finished');

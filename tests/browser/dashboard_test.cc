@@ -138,6 +138,11 @@ class DashboardBrowserTest : public ::testing::Test {
   std::unique_ptr<Child> worker_;
 };
 
+// The last `n` characters of `log`.
+std::string Tail(const std::string& log, size_t n) {
+  return log.size() > n ? log.substr(log.size() - n) : log;
+}
+
 TEST_F(DashboardBrowserTest, PagesRenderAndTheSessionUpdatesLive) {
   // The agent's session: six turns, two timed submits (42 us, then 17 us).
   const std::string naive =
@@ -183,8 +188,8 @@ TEST_F(DashboardBrowserTest, PagesRenderAndTheSessionUpdatesLive) {
       << "dashboard.mjs failed (exit " << r.exit_code << ")\nstdout:\n"
       << r.out << "\nstderr:\n"
       << r.err << "\nkbd log (tail):\n"
-      << kbd_->Log().substr(
-             kbd_->Log().size() > 4000 ? kbd_->Log().size() - 4000 : 0);
+      << Tail(kbd_->Log(), 4000) << "\nkbworker log (tail):\n"
+      << Tail(worker_->Stderr(), 3000);
   std::cerr << r.out;
   for (const std::string& name : kScreenshots) {
     const std::string path = out + "/" + name;
