@@ -27,6 +27,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/ncu_csv.h"
 #include "absl/strings/strip.h"
 #include "client/kbench_client.h"
 #include "nlohmann/json.hpp"
@@ -59,61 +60,17 @@ std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// Splits one CSV line of ncu's output: fields are double-quoted, and a
-// quoted field may hold commas ("(12, 1, 1)", "1,234.5").
-std::vector<std::string> CsvFields(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
-
 // Durations in us of the launches of `entry` with grid `grid` in an ncu CSV
 // log with gpu__time_duration.sum; empty when none.
 std::vector<double> NcuDurationsUs(const std::string& csv,
                                    const std::string& entry,
                                    const std::string& grid) {
   std::vector<double> us;
-  int name_col = -1, grid_col = -1, metric_col = -1, unit_col = -1,
-      value_col = -1;
-  for (absl::string_view raw : absl::StrSplit(csv, '\n')) {
-    const std::string line(absl::StripTrailingAsciiWhitespace(raw));
-    if (line.empty() || line[0] != '"') continue;  // ==PROF== lines.
-    const std::vector<std::string> f = CsvFields(line);
-    if (name_col < 0) {
-      for (int i = 0; i < static_cast<int>(f.size()); ++i) {
-        if (f[i] == "Kernel Name") name_col = i;
-        if (f[i] == "Grid Size") grid_col = i;
-        if (f[i] == "Metric Name") metric_col = i;
-        if (f[i] == "Metric Unit") unit_col = i;
-        if (f[i] == "Metric Value") value_col = i;
-      }
-      continue;
-    }
-    const int need =
-        std::max({name_col, grid_col, metric_col, unit_col, value_col});
-    if (need < 0 || static_cast<int>(f.size()) <= need) continue;
-    if (f[metric_col] != "gpu__time_duration.sum") continue;
-    if (f[name_col].rfind(entry, 0) != 0) continue;
-    if (!grid.empty() && f[grid_col] != grid) continue;
-    std::string v = f[value_col];
-    v.erase(std::remove(v.begin(), v.end(), ','), v.end());
-    double x = std::strtod(v.c_str(), nullptr);
-    const std::string& unit = f[unit_col];
-    if (unit == "nsecond" || unit == "ns") x /= 1000;
-    if (unit == "msecond" || unit == "ms") x *= 1000;
-    us.push_back(x);
+  for (const kbench::NcuRow& row : kbench::ParseNcuCsv(csv)) {
+    if (row.metric != "gpu__time_duration.sum") continue;
+    if (row.kernel.rfind(entry, 0) != 0) continue;
+    if (!grid.empty() && row.grid != grid) continue;
+    us.push_back(row.value / 1000);  // ns
   }
   return us;
 }

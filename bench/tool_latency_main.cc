@@ -6,7 +6,9 @@
 //
 // Tools measured: get_gpu_specs; compile_kernel cold (a new source each
 // time, so NVRTC runs) and cached (the same source); run_correctness with a
-// cached compile and with a cold one; profile_kernel; submit_kernel.
+// cached compile and with a cold one; profile_kernel with the full and the
+// fast counter presets (a new source each call, counters required);
+// submit_kernel.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -114,7 +116,8 @@ int main(int argc, char** argv) {
                            {"compile_kernel (cached)", 20},
                            {"run_correctness (compile cached)", 500},
                            {"run_correctness (compile cold)", 0},
-                           {"profile_kernel", 0},
+                           {"profile_kernel (full preset)", 1500},
+                           {"profile_kernel (fast preset)", 1500},
                            {"submit_kernel", 3000}};
   Measure(&rows[0], n, [&](int) {
     return client.GetGpuSpecs(kbench::v1::GetGpuSpecsRequest()).status();
@@ -141,12 +144,27 @@ int main(int argc, char** argv) {
   };
   Measure(&rows[3], n, [&](int) { return check(source); });
   Measure(&rows[4], n, [&](int i) { return check(unique("check", i)); });
-  Measure(&rows[5], std::max(1, n / 3), [&](int) {
+  // A fresh source per call, so nothing is cached; a profile without
+  // hardware counters counts as an error.
+  auto profile = [&](const std::string& preset, int i) -> absl::Status {
     kbench::v1::ProfileKernelRequest req;
-    *req.mutable_kernel() = kernel(source);
-    return client.ProfileKernel(req).status();
-  });
-  Measure(&rows[6], std::max(1, n / 3), [&](int) {
+    *req.mutable_kernel() = kernel(unique("profile-" + preset, i));
+    req.mutable_kernel()->set_profile_preset(preset);
+    auto r = client.ProfileKernel(req);
+    if (!r.ok()) return r.status();
+    if (r->result().verdict() != kbench::v1::VERDICT_PASSED) {
+      return absl::InternalError(r->result().message());
+    }
+    if (!r->result().profile().counters_unavailable().empty()) {
+      return absl::InternalError(r->result().profile().counters_unavailable());
+    }
+    return absl::OkStatus();
+  };
+  Measure(&rows[5], std::max(1, n / 3),
+          [&](int i) { return profile("full", i); });
+  Measure(&rows[6], std::max(1, n / 3),
+          [&](int i) { return profile("fast", i); });
+  Measure(&rows[7], std::max(1, n / 3), [&](int) {
     kbench::v1::SubmitKernelRequest req;
     *req.mutable_kernel() = kernel(source);
     return client.SubmitKernel(req).status();

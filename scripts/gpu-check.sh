@@ -5,8 +5,10 @@
 #   3. bench/tool_latency, bench/agent_session and bench/timing_truth (with
 #      an ncu run of the same kernel) against the demo's warm kbd.
 # Usage (from the repository root):
-#   scripts/gpu-check.sh BUNDLE OUT_DIR [all|tests|bench] [extra ctest args]
-# ("tests": step 1 only; "bench": steps 2 and 3). The summary goes to
+#   scripts/gpu-check.sh BUNDLE OUT_DIR [all|tests|bench|quick] [extra ctest args]
+# ("tests": step 1 only; "bench": steps 2 and 3; "quick": the demo,
+# bench/tool_latency and two profiles in a session only, for a short device
+# session). The summary goes to
 # stdout; OUT_DIR gets at most 8 files: ctest-gpu-full.log, latency.json,
 # agent_session.md, truth.md, truth-default.json, truth-medium.json,
 # ncu.csv and kbd.log. Everything else stays in a temporary folder.
@@ -22,14 +24,32 @@ export KBENCH_SOURCE_DIR=$PWD
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv
 naive=kernels/examples/gather_linear_naive.cu
 
-if [ "$what" != bench ]; then
+if [ "$what" != bench ] && [ "$what" != quick ]; then
   echo "== ctest -L gpu"
   start=$(date +%s)
   timeout 540 "$bundle/run-gpu-tests.sh" "$@" 2>&1 |
-    grep -E "Test +#|tests passed|FAILED|Failure|Expected|Which is|Value of" | head -80
+    grep -E "Test +#|tests passed|FAILED|Failure|Expected|Which is|Value of|^\| |^naive kernel|^kbench profile|^hot line" | head -120
   echo "ctest exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
   cp "$bundle/Testing/Temporary/LastTest.log" "$out/ctest-gpu-full.log" 2>/dev/null
   [ "$what" = tests ] && exit 0
+fi
+
+if [ "$what" = quick ]; then
+  echo "== demo"
+  KBENCH_DEMO_DIR=$work/demo KBENCH_DEMO_ADDR=127.0.0.1:50051 \
+    timeout 60 "$bundle/bin/kbench-demo" "$bundle/bin" 2>&1 | tail -40
+  echo "== bench/tool_latency"
+  timeout 150 "$bundle/bin/tool_latency" --server 127.0.0.1:50051 \
+    --kernel "$naive" --iterations 30 --json "$out/latency.json"
+  echo "== kbctl profile twice in one session (the text an agent reads, with deltas)"
+  for k in "$naive" kernels/examples/gather_linear_two_stage.cu; do
+    KBENCH_SESSION=gpu-check timeout 30 "$bundle/bin/kbctl" \
+      --server 127.0.0.1:50051 profile "$k"
+  done
+  kill "$(cat "$work/demo/kbd.pid")" 2>/dev/null
+  sleep 1
+  cp "$work/demo/kbd.log" "$out/kbd.log" 2>/dev/null
+  exit 0
 fi
 
 echo "== ncu: gpu__time_duration of every gather_linear launch (a second kbd)"

@@ -246,6 +246,54 @@ TEST_F(GpuE2eTest, ProfileReportsEachLaunch) {
             spec_->reserved_smem_per_block_bytes());
   EXPECT_GT(p.total().median_us(), 0);
   EXPECT_GT(p.achieved_gbps(), 0);
+  // Hardware counters for both kernels and the reference's kernels.
+  ASSERT_TRUE(p.counters_unavailable().empty()) << p.counters_unavailable();
+  EXPECT_EQ(p.preset(), "full");
+  EXPECT_FALSE(p.launches(0).has_counters());  // The zero-fill memset.
+  for (int i = 1; i <= 2; ++i) {
+    const v1::CounterProfile& c = p.launches(i).counters();
+    EXPECT_GT(c.gpu_time_us(), 0) << p.launches(i).entry();
+    EXPECT_GT(c.global_load_requests(), 0) << p.launches(i).entry();
+    EXPECT_FALSE(p.launches(i).top_stalls().empty()) << p.launches(i).entry();
+  }
+  EXPECT_GE(p.reference_launches_size(), 2);  // concat + GEMM.
+  EXPECT_TRUE(p.missing().empty()) << p.DebugString();
+  EXPECT_GT(p.headroom().floor_us(), 0);
+  EXPECT_FALSE(p.roofline().bound().empty());
+}
+
+TEST_F(GpuE2eTest, FastPresetReadsFewerCountersInFewerPasses) {
+  auto profile = [](const std::string& preset) {
+    v1::ProfileKernelRequest req;
+    *req.mutable_kernel() = Kernel("kernels/examples/gather_linear_naive.cu");
+    req.mutable_kernel()->set_profile_preset(preset);
+    v1::ProfileKernelResponse resp;
+    grpc::ClientContext ctx;
+    EXPECT_TRUE(stub_->ProfileKernel(&ctx, req, &resp).ok());
+    return resp.result().profile();
+  };
+  const v1::ProfileReport fast = profile("fast");
+  const v1::ProfileReport full = profile("full");
+  EXPECT_EQ(fast.preset(), "fast");
+  ASSERT_TRUE(fast.counters_unavailable().empty())
+      << fast.counters_unavailable();
+  EXPECT_LT(fast.passes(), full.passes());
+  EXPECT_GT(fast.launches(0).counters().global_load_sectors(), 0);
+  EXPECT_TRUE(fast.launches(0).top_stalls().empty());
+  bool stalls_missing = false;
+  for (const v1::MissingFigure& m : fast.missing()) {
+    if (m.figure() == "top_stalls") stalls_missing = true;
+  }
+  EXPECT_TRUE(stalls_missing) << fast.DebugString();
+
+  v1::ProfileKernelRequest bad;
+  *bad.mutable_kernel() = Kernel("kernels/examples/gather_linear_naive.cu");
+  bad.mutable_kernel()->set_profile_preset("everything");
+  v1::ProfileKernelResponse resp;
+  grpc::ClientContext ctx;
+  const grpc::Status s = stub_->ProfileKernel(&ctx, bad, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("fast"), std::string::npos);
 }
 
 }  // namespace

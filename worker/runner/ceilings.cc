@@ -1,6 +1,7 @@
 #include "worker/runner/ceilings.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "common/status_macros.h"
@@ -79,6 +80,22 @@ absl::Status MeasureCeilings(DeviceContext* ctx, v1::GpuSpec* spec) {
     const double flops = 2.0 * 8 * iterations * double(blocks) * threads;
     spec->set_measured_fp32_tflops(flops / (best_fma_us * 1e-6) / 1e12);
   }
+
+  // Launch-latency floor: one warp doing no work, timed with events like
+  // every kernel; the median of 21 samples.
+  std::vector<double> empty_us;
+  for (int i = 0; i < 22; ++i) {
+    RETURN_IF_ERROR(timer->Start(0, s));
+    CUDA_RETURN_IF_ERROR(LaunchFmaProbe(out.as<float>(), 0, 1, 32, s),
+                         "running the launch probe");
+    RETURN_IF_ERROR(timer->Stop(0, s));
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s), "running the launch probe");
+    ASSIGN_OR_RETURN(const double us, timer->ElapsedUs(0));
+    if (i > 0) empty_us.push_back(us);
+  }
+  std::nth_element(empty_us.begin(), empty_us.begin() + empty_us.size() / 2,
+                   empty_us.end());
+  spec->set_measured_launch_us(empty_us[empty_us.size() / 2]);
   return absl::OkStatus();
 }
 

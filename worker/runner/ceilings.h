@@ -13,8 +13,9 @@
 
 namespace kbench {
 
-// Measures both ceilings (about 50 ms on an H200) and fills the measured_*
-// and datasheet_* fields of `spec`.
+// Measures both ceilings and the launch-latency floor (an empty kernel
+// timed with events; about 50 ms in all on an H200) and fills the
+// measured_* and datasheet_* fields of `spec`.
 absl::Status MeasureCeilings(DeviceContext* ctx, v1::GpuSpec* spec);
 
 // Fills the datasheet fields from the GPU's name (H100 SXM/PCIe, H200);

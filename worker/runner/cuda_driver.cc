@@ -48,6 +48,7 @@ absl::StatusOr<CudaDriver> CudaDriver::Load() {
   KB_RESOLVE(OccupancyMaxActiveBlocksPerMultiprocessor,
              "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   KB_RESOLVE(CtxResetPersistingL2Cache, "cuCtxResetPersistingL2Cache");
+  KB_RESOLVE(CtxGetCurrent, "cuCtxGetCurrent");
   KB_RESOLVE(GetErrorName, "cuGetErrorName");
   KB_RESOLVE(GetErrorString, "cuGetErrorString");
 #undef KB_RESOLVE

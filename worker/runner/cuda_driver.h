@@ -36,6 +36,7 @@ class CudaDriver {
   decltype(&::cuOccupancyMaxActiveBlocksPerMultiprocessor)
       OccupancyMaxActiveBlocksPerMultiprocessor = nullptr;
   decltype(&::cuCtxResetPersistingL2Cache) CtxResetPersistingL2Cache = nullptr;
+  decltype(&::cuCtxGetCurrent) CtxGetCurrent = nullptr;
   decltype(&::cuGetErrorName) GetErrorName = nullptr;
   decltype(&::cuGetErrorString) GetErrorString = nullptr;
 };

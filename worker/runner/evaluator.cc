@@ -120,7 +120,7 @@ absl::Status Evaluator::RunChecked(const v1::RunnerJob& job,
                      CandidateModule::Load(ctx_, cubin, plan, job.problem()));
     std::string wrong;
     const absl::Status timed = timing_->Run(
-        job, plan, module.get(), reference.get(), progress,
+        job, plan, cubin, module.get(), reference.get(), progress,
         result->mutable_timing(),
         job.kind() == v1::JOB_KIND_PROFILE ? result->mutable_profile()
                                            : nullptr,

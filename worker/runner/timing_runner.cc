@@ -25,11 +25,14 @@ absl::StatusOr<std::unique_ptr<TimingRunner>> TimingRunner::Create(
   ASSIGN_OR_RETURN(r->flusher_, L2Flusher::Create(ctx->spec().l2_bytes()));
   ASSIGN_OR_RETURN(r->blocker_, StreamBlocker::Create());
   ASSIGN_OR_RETURN(r->clock_, ClockProbe::Create(ctx));
+  r->counters_ = std::make_unique<PlanCounters>(ctx, r->flusher_.get(),
+                                                CounterProfiler::Options());
   return r;
 }
 
 absl::Status TimingRunner::Run(const v1::RunnerJob& job,
                                const v1::LaunchPlan& plan,
+                               const std::string& cubin,
                                CandidateModule* module, ReferenceOp* reference,
                                const ProgressFn& progress,
                                v1::TimingReport* timing,
@@ -214,6 +217,16 @@ absl::Status TimingRunner::Run(const v1::RunnerJob& job,
     profile->mutable_dims()->insert(dims.begin(), dims.end());
     RETURN_IF_ERROR(ProfileLaunches(job, bound.get(), module, profile));
     *profile->mutable_timing() = *timing;
+    ASSIGN_OR_RETURN(const ProfilePreset preset,
+                     ParseProfilePreset(job.profile_preset()));
+    progress(absl::StrCat("reading hardware counters (", ProfilePresetName(preset),
+                          " preset) on ", where));
+    PlanCounters::Candidate candidate;
+    candidate.bound = bound.get();
+    candidate.cubin = &cubin;
+    candidate.source = &job.source();
+    candidate.filename = job.filename();
+    RETURN_IF_ERROR(counters_->Add(preset, candidate, reference, profile));
   }
   return absl::OkStatus();
 }

@@ -9,7 +9,8 @@
 // and notes throttling, checks the guard regions, and rejects a median
 // below 0.9 x the physical floor as impossible (InvalidArgument). For profile
 // jobs it also times each launch of the plan and adds the static facts of each
-// kernel (registers, shared memory, occupancy, waves).
+// kernel (registers, shared memory, occupancy, waves), then reads the
+// hardware counters of the plan and of the reference (PlanCounters).
 //
 // Ownership: borrows everything; owns the L2 flusher and stream blocker it
 // creates. Thread safety: none (runner thread).
@@ -25,6 +26,7 @@
 #include "worker/runner/clock_probe.h"
 #include "worker/runner/correctness_checker.h"
 #include "worker/runner/l2_flusher.h"
+#include "worker/runner/plan_counters.h"
 #include "worker/runner/reference_op.h"
 #include "worker/runner/stream_blocker.h"
 
@@ -36,11 +38,13 @@ class TimingRunner {
   static absl::StatusOr<std::unique_ptr<TimingRunner>> Create(
       DeviceContext* ctx);
 
-  // Fills `timing` (and `profile` when non-null). When the timed runs'
-  // output is wrong, sets `wrong_output` to a one-line reason. Errors as in
-  // CorrectnessChecker::Run.
+  // Fills `timing` (and `profile` when non-null). `cubin` is the image
+  // `module` was loaded from (PC samples are mapped to lines through it).
+  // When the timed runs' output is wrong, sets `wrong_output` to a one-line
+  // reason. Errors as in CorrectnessChecker::Run.
   absl::Status Run(const v1::RunnerJob& job, const v1::LaunchPlan& plan,
-                   CandidateModule* module, ReferenceOp* reference,
+                   const std::string& cubin, CandidateModule* module,
+                   ReferenceOp* reference,
                    const ProgressFn& progress, v1::TimingReport* timing,
                    v1::ProfileReport* profile, std::string* wrong_output);
 
@@ -54,6 +58,7 @@ class TimingRunner {
   std::unique_ptr<L2Flusher> flusher_;
   std::unique_ptr<StreamBlocker> blocker_;
   std::unique_ptr<ClockProbe> clock_;
+  std::unique_ptr<PlanCounters> counters_;
 };
 
 }  // namespace kbench

@@ -1,0 +1,273 @@
+// The service's hardware counters against Nsight Compute on the same
+// kernels: kbd with a kbworker (which saves every leased RunnerJob) answers
+// profile_kernel; then the same job, turned into a one-trial correctness run
+// at the profiled shape, runs under `ncu --clock-control none --metrics ...`
+// through `kbrunner --oneshot`, and the first launch of the kernel is
+// compared metric by metric. Event counts (sectors, requests, FLOP
+// instructions) must be equal and DRAM bytes within 1%; rates within 5%
+// (or 0.5 points for small percentages). Prints the side-by-side table.
+// Skips without a GPU or without ncu.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "common/ncu_csv.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "kbench/v1/kbench.grpc.pb.h"
+#include "kbench/v1/worker.pb.h"
+#include "tests/testutil/process.h"
+
+namespace kbench {
+namespace {
+
+using ::kbench::testing::KbdProcess;
+
+enum class Kind { kCount, kBytes, kRate };
+struct Compared {
+  const char* metric;
+  Kind kind;
+};
+constexpr Compared kCompared[] = {
+    {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", Kind::kCount},
+    {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", Kind::kCount},
+    {"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", Kind::kCount},
+    {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", Kind::kCount},
+    {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", Kind::kCount},
+    {"dram__bytes_read.sum", Kind::kBytes},
+    {"dram__bytes_write.sum", Kind::kBytes},
+    {"gpu__time_duration.sum", Kind::kRate},
+    {"lts__t_sector_hit_rate.pct", Kind::kRate},
+    {"l1tex__t_sector_hit_rate.pct", Kind::kRate},
+    {"sm__warps_active.avg.pct_of_peak_sustained_active", Kind::kRate},
+    {"smsp__warps_eligible.avg.per_cycle_active", Kind::kRate},
+    {"smsp__warps_active.avg.per_cycle_active", Kind::kRate},
+    {"smsp__issue_active.avg.pct_of_peak_sustained_active", Kind::kRate},
+    {"sm__throughput.avg.pct_of_peak_sustained_elapsed", Kind::kRate},
+    {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+     Kind::kRate},
+    {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", Kind::kRate},
+};
+
+std::string FindNcu() {
+  if (const char* env = std::getenv("KBENCH_NCU"); env && *env) return env;
+  std::vector<std::string> dirs = {"/usr/local/cuda/bin"};
+  if (const char* path = std::getenv("PATH")) {
+    for (absl::string_view d : absl::StrSplit(path, ':')) {
+      dirs.emplace_back(d);
+    }
+  }
+  for (const std::string& d : dirs) {
+    const std::string p = d + "/ncu";
+    if (access(p.c_str(), X_OK) == 0) return p;
+  }
+  return "";
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class CountersNcuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    KB_SKIP_WITHOUT_GPU();
+    ncu_ = FindNcu();
+    if (ncu_.empty()) GTEST_SKIP() << "ncu is not installed (or KBENCH_NCU)";
+    auto kbd = KbdProcess::Start({});
+    ASSERT_TRUE(kbd.ok()) << kbd.status();
+    kbd_ = std::move(*kbd);
+    auto worker =
+        testing::StartWorker(kbd_->address(), "", 0,
+                             {"--save-jobs", jobs_.path()});
+    ASSERT_TRUE(worker.ok()) << worker.status();
+    worker_ = std::move(*worker);
+    stub_ = v1::Kbench::NewStub(grpc::CreateChannel(
+        kbd_->address(), grpc::InsecureChannelCredentials()));
+    for (int i = 0; i < 600; ++i) {
+      v1::GetGpuSpecsRequest req;
+      v1::GetGpuSpecsResponse resp;
+      grpc::ClientContext ctx;
+      if (stub_->GetGpuSpecs(&ctx, req, &resp).ok() && resp.gpus_size() > 0) {
+        return;
+      }
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    FAIL() << "the worker did not connect; kbd log:\n" << kbd_->Log();
+  }
+
+  // Profiles `path` at `shape_set` through kbd; returns the response.
+  v1::ProfileKernelResponse Profile(const std::string& path,
+                                    const std::string& shape_set) {
+    v1::ProfileKernelRequest req;
+    req.mutable_kernel()->set_source(testing::ReadSourceFile(path));
+    req.mutable_kernel()->set_filename(path.substr(path.rfind('/') + 1));
+    req.mutable_kernel()->set_shape_set(shape_set);
+    req.mutable_kernel()->set_profile_preset("full");
+    v1::ProfileKernelResponse resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(120));
+    const grpc::Status s = stub_->ProfileKernel(&ctx, req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return resp;
+  }
+
+  // Runs the saved job `job_id` as a one-trial correctness run at its
+  // timing shape under ncu; returns ncu's values of the first launch of
+  // `entry`, by metric.
+  std::map<std::string, double> Ncu(const std::string& job_id,
+                                    const std::string& entry) {
+    v1::RunnerJob job;
+    {
+      std::ifstream in(jobs_.path() + "/" + job_id + ".pb", std::ios::binary);
+      EXPECT_TRUE(in && job.ParseFromIstream(&in)) << "no saved job " << job_id;
+    }
+    job.set_kind(v1::JOB_KIND_CORRECTNESS);
+    job.set_trials(1);
+    job.clear_check_sets();
+    v1::ShapeSet* set = job.add_check_sets();
+    set->set_name(job.timing_set());
+    *set->add_shapes() = job.timing_shape();
+    const std::string job_path = work_.path() + "/ncu-job.pb";
+    {
+      std::ofstream out(job_path, std::ios::binary);
+      EXPECT_TRUE(job.SerializeToOstream(&out));
+    }
+    std::vector<std::string> metrics;
+    for (const Compared& c : kCompared) metrics.push_back(c.metric);
+    const std::string csv = work_.path() + "/ncu.csv";
+    const testing::CommandResult r = testing::RunCommand(
+        {ncu_, "--clock-control", "none", "--print-units", "base", "--csv",
+         "--log-file", csv, "-k", "regex:^" + entry + "$", "--launch-count",
+         "1", "--metrics", absl::StrJoin(metrics, ","),
+         testing::BinDir() + "/kbrunner", "--oneshot", job_path,
+         work_.path() + "/ncu-result.pb"},
+        {}, absl::Seconds(240));
+    EXPECT_EQ(r.exit_code, 0) << "ncu failed:\n" << r.out << r.err;
+    std::map<std::string, double> values;
+    std::string first_id;
+    for (const NcuRow& row : ParseNcuCsv(ReadAll(csv))) {
+      if (first_id.empty()) first_id = row.id;
+      if (row.id == first_id) values[row.metric] = row.value;
+    }
+    EXPECT_FALSE(values.empty()) << "no rows in ncu's CSV:\n" << ReadAll(csv);
+    return values;
+  }
+
+  // Compares and prints the table; returns the number of mismatches.
+  void Compare(const std::string& title,
+               const std::map<std::string, double>& ours,
+               const std::map<std::string, double>& ncu) {
+    std::cout << "\n" << title << "\n\n| metric | kbench | ncu | diff | rule |\n"
+              << "|---|---:|---:|---:|---|\n";
+    for (const Compared& c : kCompared) {
+      auto a = ours.find(c.metric);
+      auto b = ncu.find(c.metric);
+      if (a == ours.end() || b == ncu.end()) {
+        ADD_FAILURE() << c.metric << " missing: kbench "
+                      << (a != ours.end()) << ", ncu " << (b != ncu.end());
+        continue;
+      }
+      const double x = a->second, y = b->second;
+      const double rel = y != 0 ? (x - y) / std::fabs(y) : (x == 0 ? 0 : 1);
+      bool ok = false;
+      const char* rule = "";
+      switch (c.kind) {
+        case Kind::kCount:
+          ok = x == y;
+          rule = "equal";
+          break;
+        case Kind::kBytes:
+          ok = std::fabs(rel) <= 0.01;
+          rule = "within 1%";
+          break;
+        case Kind::kRate:
+          ok = std::fabs(rel) <= 0.05 ||
+               (absl::StrContains(c.metric, "pct") && std::fabs(x - y) <= 0.5);
+          rule = "within 5%";
+          break;
+      }
+      std::cout << absl::StrFormat("| %s | %.6g | %.6g | %+.2f%% | %s %s |\n",
+                                   c.metric, x, y, 100 * rel, rule,
+                                   ok ? "ok" : "MISMATCH");
+      EXPECT_TRUE(ok) << title << ": " << c.metric << " kbench " << x
+                      << " vs ncu " << y;
+    }
+    std::cout.flush();
+  }
+
+  std::string ncu_;
+  testing::TempDir jobs_, work_;
+  std::unique_ptr<KbdProcess> kbd_;
+  std::unique_ptr<testing::Child> worker_;
+  std::unique_ptr<v1::Kbench::Stub> stub_;
+};
+
+TEST_F(CountersNcuTest, NaiveKernelMatchesNcuAtDefaultAndMediumShapes) {
+  for (const std::string shapes : {"default", "medium"}) {
+    SCOPED_TRACE(shapes);
+    const v1::ProfileKernelResponse resp =
+        Profile("kernels/examples/gather_linear_naive.cu", shapes);
+    ASSERT_EQ(resp.result().verdict(), v1::VERDICT_PASSED)
+        << resp.result().DebugString();
+    const v1::ProfileReport& p = resp.result().profile();
+    ASSERT_TRUE(p.counters_unavailable().empty()) << p.counters_unavailable();
+    ASSERT_EQ(p.launches_size(), 1) << p.DebugString();
+    const v1::LaunchProfile& l = p.launches(0);
+    ASSERT_TRUE(l.has_counters()) << p.DebugString();
+    EXPECT_EQ(p.preset(), "full");
+    EXPECT_GT(p.passes(), 1);
+    EXPECT_GE(p.reference_launches_size(), 1);
+    if (shapes == "default") {
+      // The known facts of the naive kernel at the default shape.
+      EXPECT_EQ(l.counters().global_load_requests(), 6168);
+      EXPECT_EQ(l.counters().global_load_sectors(), 89172);
+      EXPECT_NEAR(l.counters().global_load_sectors_per_request(), 14.46,
+                  0.005);
+      EXPECT_EQ(l.registers(), 28);
+      EXPECT_EQ(l.reserved_smem_bytes(), 1024);
+    }
+    // PC sampling maps the samples to the kernel's lines; the inner loop's
+    // multiply-add is among the hottest three.
+    ASSERT_FALSE(p.hot_lines().empty()) << p.DebugString();
+    EXPECT_GT(p.pc_samples(), 0);
+    bool fma_line = false;
+    for (int i = 0; i < p.hot_lines_size() && i < 3; ++i) {
+      std::cout << "hot line " << p.hot_lines(i).line() << " ("
+                << p.hot_lines(i).sample_pct()
+                << "% of samples): " << p.hot_lines(i).text() << "\n";
+      if (absl::StrContains(p.hot_lines(i).text(), "acc +=")) fma_line = true;
+    }
+    EXPECT_TRUE(fma_line) << p.DebugString();
+    std::map<std::string, double> ours(l.counters().metrics().begin(),
+                                       l.counters().metrics().end());
+    const std::map<std::string, double> ncu = Ncu(resp.job_id(), l.entry());
+    Compare(absl::StrCat("naive kernel, ", shapes, " shape (", p.shape(),
+                         "), job ", resp.job_id()),
+            ours, ncu);
+    std::cout << "kbench profile: preset " << p.preset() << ", " << p.passes()
+              << " passes, counters " << p.counters_ms() << " ms; top stall "
+              << (l.top_stalls_size() > 0 ? l.top_stalls(0).reason() : "-")
+              << "; suspect: " << absl::StrJoin(l.counters().suspect(), "; ")
+              << "\n";
+  }
+}
+
+}  // namespace
+}  // namespace kbench

@@ -1,0 +1,113 @@
+// CounterProfiler: hardware counters per kernel launch through the CUPTI
+// Range Profiler (cupti_range_profiler.h) and the Profiler Host API
+// (cupti_profiler_host.h), in the call order of
+// ../shared/reference/cupti-metrics.md.
+//
+// Ranges are automatic (one per kernel). Replay is by the user (us) by
+// default: the whole enqueue function runs once per pass, and `before_pass`
+// (the L2 flush) runs before each pass, outside the profiled region, so
+// every pass starts with cold caches as under Nsight Compute's default
+// `--cache-control all`. CUPTI's kernel replay (Options::replay = kKernel)
+// saves and restores memory between passes itself but cannot flush caches
+// between them, so DRAM bytes and hit rates of small kernels then describe
+// a warm L2.
+//
+// The config image of a metric list (and its pass count) is built once and
+// reused. A metric the GPU or CUPTI refuses is dropped (and reported) rather
+// than failing the whole list.
+//
+// Ownership: borrows the DeviceContext; owns the CUPTI host objects.
+// Thread safety: none (runner thread). Only one CounterProfiler per process.
+#ifndef KBENCH_WORKER_RUNNER_COUNTER_PROFILER_H_
+#define KBENCH_WORKER_RUNNER_COUNTER_PROFILER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "worker/runner/device_context.h"
+
+struct CUpti_Profiler_Host_Object;
+
+namespace kbench {
+
+class CounterProfiler {
+ public:
+  struct Options {
+    enum class Replay {
+      kUser,    // We replay the enqueue per pass, flushing before each.
+      kKernel,  // CUPTI replays each kernel (no flush between passes).
+    };
+    // How passes are replayed (see the file comment).
+    Replay replay = Replay::kUser;
+    // Most kernels one enqueue may launch (ranges per pass).
+    int max_ranges = 64;
+  };
+
+  // One kernel launch: its name (as CUPTI reports it) and metric values.
+  struct Range {
+    std::string name;
+    std::map<std::string, double> values;
+  };
+  struct Collection {
+    std::vector<Range> ranges;  // In launch order.
+    int passes = 0;
+    // Metrics of the request that the GPU or CUPTI refused.
+    std::set<std::string> dropped;
+    double wall_ms = 0;
+  };
+
+  // Unavailable, with why, when counters cannot be read here (no
+  // privileges: the driver's RmProfilingAdminOnly; vGPU; another profiler
+  // such as ncu attached).
+  static absl::StatusOr<std::unique_ptr<CounterProfiler>> Create(
+      DeviceContext* ctx, const Options& options);
+  ~CounterProfiler();
+
+  CounterProfiler(const CounterProfiler&) = delete;
+  CounterProfiler& operator=(const CounterProfiler&) = delete;
+
+  // Collects `metrics` for every kernel `enqueue` launches on the context's
+  // stream (no sync needed). `before_pass` runs before each pass, outside
+  // the profiled region (user replay only). Both must be repeatable: each
+  // pass must launch the same kernels.
+  absl::StatusOr<Collection> Collect(
+      const std::vector<std::string>& metrics,
+      const std::function<absl::Status()>& before_pass,
+      const std::function<absl::Status()>& enqueue);
+
+  // Replay passes the config of `metrics` needs (builds it if new).
+  absl::StatusOr<int> Passes(const std::vector<std::string>& metrics);
+
+ private:
+  struct Config {
+    CUpti_Profiler_Host_Object* host = nullptr;  // Owned.
+    std::vector<std::string> metrics;            // Accepted ones.
+    std::set<std::string> dropped;
+    std::vector<uint8_t> image;
+    int passes = 0;
+  };
+
+  CounterProfiler(DeviceContext* ctx, const Options& options)
+      : ctx_(ctx), options_(options) {}
+  absl::Status Init();
+  absl::StatusOr<Config*> ConfigFor(const std::vector<std::string>& metrics);
+  // A host object holding `metrics`; error if CUPTI refuses any of them.
+  absl::StatusOr<CUpti_Profiler_Host_Object*> NewHost(
+      const std::vector<std::string>& metrics);
+
+  DeviceContext* ctx_;
+  Options options_;
+  std::string chip_;
+  std::vector<uint8_t> availability_;
+  std::map<std::string, std::unique_ptr<Config>> configs_;
+};
+
+}  // namespace kbench
+
+#endif  // KBENCH_WORKER_RUNNER_COUNTER_PROFILER_H_

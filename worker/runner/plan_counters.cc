@@ -1,0 +1,161 @@
+#include "worker/runner/plan_counters.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
+#include "worker/runner/cuda_status.h"
+
+namespace kbench {
+namespace {
+
+constexpr size_t kMaxEntryChars = 120;
+
+// Kernel launches of `profile` (skips the workspace zero-fill entry).
+std::vector<v1::LaunchProfile*> KernelLaunches(v1::ProfileReport* profile) {
+  std::vector<v1::LaunchProfile*> out;
+  for (v1::LaunchProfile& l : *profile->mutable_launches()) {
+    if (!absl::StartsWith(l.entry(), "(")) out.push_back(&l);
+  }
+  return out;
+}
+
+// Range i -> launch: by order when the counts match, else by name in order.
+void MatchRanges(const std::vector<CounterProfiler::Range>& ranges,
+                 const std::vector<v1::LaunchProfile*>& launches,
+                 const v1::GpuSpec& spec) {
+  if (ranges.size() == launches.size()) {
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      DeriveCounterFigures(ranges[i].values, spec, launches[i]);
+    }
+    return;
+  }
+  spdlog::warn("{} profiled ranges for {} planned launches; matching names",
+               ranges.size(), launches.size());
+  size_t next = 0;
+  for (v1::LaunchProfile* l : launches) {
+    while (next < ranges.size() &&
+           !absl::StrContains(ranges[next].name, l->entry())) {
+      ++next;
+    }
+    if (next == ranges.size()) return;
+    DeriveCounterFigures(ranges[next++].values, spec, l);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<CounterProfiler*> PlanCounters::Profiler() {
+  if (!tried_) {
+    tried_ = true;
+    absl::StatusOr<std::unique_ptr<CounterProfiler>> p =
+        CounterProfiler::Create(ctx_, options_);
+    if (p.ok()) {
+      profiler_ = std::move(*p);
+    } else {
+      create_status_ = p.status();
+      spdlog::warn("hardware counters unavailable: {}",
+                   std::string(create_status_.message()));
+    }
+  }
+  if (profiler_ == nullptr) return create_status_;
+  return profiler_.get();
+}
+
+absl::Status PlanCounters::Add(ProfilePreset preset,
+                               const Candidate& candidate,
+                               ReferenceOp* reference,
+                               v1::ProfileReport* profile) {
+  BoundPlan* bound = candidate.bound;
+  profile->set_preset(ProfilePresetName(preset));
+  absl::StatusOr<CounterProfiler*> profiler = Profiler();
+  if (!profiler.ok()) {
+    profile->set_counters_unavailable(
+        std::string(profiler.status().message()));
+    return absl::OkStatus();
+  }
+  const std::vector<std::string>& metrics = PresetMetrics(preset);
+  auto flush = [this]() { return flusher_->Flush(ctx_->stream()); };
+  const v1::GpuSpec& spec = ctx_->spec();
+
+  absl::StatusOr<CounterProfiler::Collection> kernel = (*profiler)->Collect(
+      metrics, flush, [bound]() { return bound->Enqueue(); });
+  if (!kernel.ok()) {
+    if (IsSticky(kernel.status())) return kernel.status();
+    profile->set_counters_unavailable(
+        absl::StrCat("reading the kernel's counters failed: ",
+                     kernel.status().message()));
+    return absl::OkStatus();
+  }
+  MatchRanges(kernel->ranges, KernelLaunches(profile), spec);
+  int passes = kernel->passes;
+  double wall_ms = kernel->wall_ms;
+  std::set<std::string> dropped = kernel->dropped;
+
+  absl::StatusOr<CounterProfiler::Collection> ref = (*profiler)->Collect(
+      metrics, flush, [reference]() { return reference->RunEager(); });
+  if (ref.ok()) {
+    double total_us = 0;
+    for (const CounterProfiler::Range& r : ref->ranges) {
+      auto it = r.values.find("gpu__time_duration.sum");
+      if (it != r.values.end()) total_us += it->second / 1000;
+    }
+    for (const CounterProfiler::Range& r : ref->ranges) {
+      v1::LaunchProfile* l = profile->add_reference_launches();
+      l->set_entry(r.name.size() > kMaxEntryChars
+                       ? r.name.substr(0, kMaxEntryChars) + "..."
+                       : r.name);
+      DeriveCounterFigures(r.values, spec, l);
+      if (total_us > 0) {
+        l->set_share_pct(100 * l->counters().gpu_time_us() / total_us);
+      }
+    }
+    passes = std::max(passes, ref->passes);
+    wall_ms += ref->wall_ms;
+  } else if (IsSticky(ref.status())) {
+    return ref.status();
+  } else {
+    v1::MissingFigure* m = profile->add_missing();
+    m->set_figure("reference counters");
+    m->set_reason(std::string(ref.status().message()));
+  }
+  if (preset == ProfilePreset::kFull && candidate.cubin != nullptr) {
+    // Enough runs for a few thousand samples of a short kernel.
+    const double us = std::max(1.0, profile->total().median_us());
+    const int runs = static_cast<int>(std::clamp(20000.0 / us, 1.0, 50.0));
+    const auto t0 = std::chrono::steady_clock::now();
+    absl::StatusOr<PcSampler::Result> lines = sampler_.Sample(
+        *candidate.cubin, *candidate.source, candidate.filename, runs,
+        [bound]() { return bound->Enqueue(); });
+    wall_ms += std::chrono::duration<double, std::milli>(
+                   std::chrono::steady_clock::now() - t0)
+                   .count();
+    if (lines.ok()) {
+      for (v1::SourceLine& l : lines->lines) {
+        *profile->add_hot_lines() = std::move(l);
+      }
+      profile->set_pc_samples(lines->samples);
+    } else if (IsSticky(lines.status())) {
+      return lines.status();
+    } else {
+      v1::MissingFigure* m = profile->add_missing();
+      m->set_figure("hot_lines");
+      m->set_reason(std::string(lines.status().message()));
+    }
+  }
+  profile->set_passes(passes);
+  profile->set_counters_ms(wall_ms);
+  for (v1::MissingFigure& m :
+       MissingFigures(preset, dropped, "refused by CUPTI on this GPU")) {
+    *profile->add_missing() = std::move(m);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kbench

@@ -1,0 +1,74 @@
+// PlanCounters: the hardware counters of a profile job. It reads the
+// preset's metrics (common/counter_figures.h) for every kernel of the
+// candidate's bound plan and of the reference's eager pipeline, the same
+// way (CounterProfiler, cold L2 before each replay pass), and fills the
+// ProfileReport: counters and top stalls per launch, the reference's
+// launches with their time shares, the preset, passes, wall time and the
+// figures that could not be read; with the full preset it also samples the
+// candidate's PCs (PcSampler) for its hottest source lines. When counters
+// are unavailable (no
+// privileges, another profiler attached) it says why in
+// counters_unavailable and leaves the timing and static facts as they are.
+//
+// Ownership: borrows the DeviceContext and the L2 flusher; owns the
+// CounterProfiler, created on first use and kept (its config images are
+// reused). Thread safety: none (runner thread).
+#ifndef KBENCH_WORKER_RUNNER_PLAN_COUNTERS_H_
+#define KBENCH_WORKER_RUNNER_PLAN_COUNTERS_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "common/counter_figures.h"
+#include "kbench/v1/report.pb.h"
+#include "worker/runner/candidate_module.h"
+#include "worker/runner/counter_profiler.h"
+#include "worker/runner/device_context.h"
+#include "worker/runner/l2_flusher.h"
+#include "worker/runner/pc_sampler.h"
+#include "worker/runner/reference_op.h"
+
+namespace kbench {
+
+class PlanCounters {
+ public:
+  PlanCounters(DeviceContext* ctx, L2Flusher* flusher,
+               const CounterProfiler::Options& options)
+      : ctx_(ctx),
+        flusher_(flusher),
+        options_(options),
+        sampler_(ctx, PcSampler::Options()) {}
+
+  // The candidate, for mapping PC samples to its source lines.
+  struct Candidate {
+    BoundPlan* bound = nullptr;
+    const std::string* cubin = nullptr;  // The image `bound` runs.
+    const std::string* source = nullptr;
+    std::string filename;
+  };
+
+  // Adds the counters to `profile`, whose launches() already hold the
+  // plan's launches in order (a "(workspace zero-fill)" entry first when
+  // the plan has workspaces), and, for the full preset, the hottest source
+  // lines from PC sampling. Returns an error only when the GPU failed (a
+  // sticky CUDA error); counter trouble is reported in `profile`.
+  absl::Status Add(ProfilePreset preset, const Candidate& candidate,
+                   ReferenceOp* reference, v1::ProfileReport* profile);
+
+ private:
+  // The profiler, created on first use; the creation error is kept.
+  absl::StatusOr<CounterProfiler*> Profiler();
+
+  DeviceContext* ctx_;
+  L2Flusher* flusher_;
+  CounterProfiler::Options options_;
+  PcSampler sampler_;
+  std::unique_ptr<CounterProfiler> profiler_;
+  absl::Status create_status_;
+  bool tried_ = false;
+};
+
+}  // namespace kbench
+
+#endif  // KBENCH_WORKER_RUNNER_PLAN_COUNTERS_H_
