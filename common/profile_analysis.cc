@@ -149,12 +149,18 @@ void FillRoofline(const v1::GpuSpec& gpu, v1::ProfileReport* p) {
   double flops = 0, bytes = 0, time_us = 0;
   double sol_sum = 0, sol_weight = 0;
   bool any = false;
+  // The point is a fact only when every launch's FLOPs and bytes are.
+  bool point_known = true;
   for (const v1::LaunchProfile& l : p->launches()) {
     if (!l.has_counters()) continue;
     any = true;
-    const v1::CounterProfile& c = l.counters();
-    flops += c.flops();
-    bytes += c.dram_read_bytes() + c.dram_write_bytes();
+    const std::optional<double> f = Fact(*p, l, "flops");
+    const std::optional<double> rd = Fact(*p, l, "dram_read_bytes");
+    const std::optional<double> wr = Fact(*p, l, "dram_write_bytes");
+    point_known =
+        point_known && f.has_value() && rd.has_value() && wr.has_value();
+    flops += f.value_or(0);
+    bytes += rd.value_or(0) + wr.value_or(0);
     const double t = LaunchTimeUs(l);
     time_us += t;
     const std::optional<double> sm = Fact(*p, l, "sm_throughput_pct");
@@ -182,7 +188,7 @@ void FillRoofline(const v1::GpuSpec& gpu, v1::ProfileReport* p) {
   std::string sol_what = "SOL";
   if (sol_weight > 0) {
     sol = sol_sum / sol_weight;
-  } else if (peak_gbps > 0 || peak_tflops > 0) {
+  } else if (point_known && (peak_gbps > 0 || peak_tflops > 0)) {
     sol = std::max(
         peak_gbps > 0 ? 100 * r->achieved_gbps() / peak_gbps : 0,
         peak_tflops > 0 ? 100 * r->achieved_tflops() / peak_tflops : 0);
@@ -202,7 +208,7 @@ void FillRoofline(const v1::GpuSpec& gpu, v1::ProfileReport* p) {
   }
   const std::string sol_text =
       sol.has_value() ? absl::StrCat(" and ", sol_what, " is ", Pct(*sol)) : "";
-  if (r->ridge_intensity() > 0) {
+  if (r->ridge_intensity() > 0 && point_known && bytes > 0) {
     const bool memory = r->intensity() < r->ridge_intensity();
     r->set_bound(memory ? "memory" : "compute");
     r->set_reason(absl::StrFormat(
@@ -216,20 +222,23 @@ void FillRoofline(const v1::GpuSpec& gpu, v1::ProfileReport* p) {
                : absl::StrCat(Rate(peak_tflops), " TFLOP/s")));
     return;
   }
-  // No measured ceilings: the larger SOL side decides.
+  // No measured ceilings, or no trusted point: the larger SOL side decides.
   const std::optional<double> sm = WeightedFact(*p, "sm_throughput_pct");
   const std::optional<double> mem = WeightedFact(*p, "memory_throughput_pct");
   if (sm.has_value() && mem.has_value()) {
     r->set_bound(*mem >= *sm ? "memory" : "compute");
-    r->set_reason(absl::StrCat("SOL memory ", Pct(*mem), " vs compute ",
-                               Pct(*sm),
-                               " (the GPU's measured ceilings are "
-                               "unknown); ",
-                               point));
+    r->set_reason(absl::StrCat(
+        "SOL memory ", Pct(*mem), " vs compute ", Pct(*sm),
+        point_known && bytes > 0
+            ? " (the GPU's measured ceilings are unknown); "
+            : " (FLOPs or DRAM bytes were not counted, or are suspect); ",
+        point));
     return;
   }
   r->set_reason(absl::StrCat(
-      "not classified: no SOL figures and no measured ceilings; ", point));
+      "not classified: no SOL figures, and no measured ceilings or trusted "
+      "FLOP and byte counts; ",
+      point));
 }
 
 struct Noise {

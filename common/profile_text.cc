@@ -239,10 +239,10 @@ void AppendProfileAnalysis(const v1::ProfileReport& p, absl::string_view indent,
   }
   if (p.has_roofline()) {
     const v1::Roofline& r = p.roofline();
-    absl::StrAppend(out, indent, "roofline: ",
-                    r.bound().empty() ? std::string("unclassified")
-                                      : absl::StrCat(r.bound(), "-bound"),
-                    ": ", r.reason(), "\n");
+    absl::StrAppend(
+        out, indent, "roofline: ",
+        r.bound().empty() ? "" : absl::StrCat(r.bound(), "-bound: "),
+        r.reason(), "\n");
   }
   if (!p.hints().empty()) {
     absl::StrAppend(out, indent, "hints:\n");

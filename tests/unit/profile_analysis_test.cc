@@ -240,6 +240,40 @@ TEST(RooflineTest, WithoutSolFiguresUsesAchievedAgainstTheCeilings) {
   EXPECT_THAT(p.roofline().reason(), HasSubstr("is 5% (< 60%)"));
 }
 
+TEST(RooflineTest, UntrustedPointOrUnknownCeilingsFallBackToTheSolSides) {
+  v1::ProfileReport p = CleanProfile();
+  v1::CounterProfile* c = p.mutable_launches(0)->mutable_counters();
+  c->set_flops(1e9);  // Would say compute-bound, but it is suspect.
+  c->add_suspect("flops 1e9: more than the SMs can issue");
+  c->set_sm_throughput_pct(30);
+  c->set_memory_throughput_pct(85);
+  AnalyzeProfile(Gpu(), &p);
+  EXPECT_EQ(p.roofline().bound(), "memory");
+  EXPECT_THAT(p.roofline().reason(),
+              HasSubstr("SOL memory 85% vs compute 30% (FLOPs or DRAM bytes "
+                        "were not counted, or are suspect)"));
+
+  p = CleanProfile();
+  c = p.mutable_launches(0)->mutable_counters();
+  c->set_sm_throughput_pct(90);
+  c->set_memory_throughput_pct(20);
+  v1::GpuSpec gpu = Gpu();
+  gpu.set_measured_copy_gbps(0);
+  AnalyzeProfile(gpu, &p);
+  EXPECT_EQ(p.roofline().bound(), "compute");
+  EXPECT_DOUBLE_EQ(p.roofline().ridge_intensity(), 0);
+  EXPECT_THAT(p.roofline().reason(),
+              HasSubstr("(the GPU's measured ceilings are unknown)"));
+
+  // Nothing to go by.
+  p.add_missing()->set_figure("sm_throughput_pct");
+  p.add_missing()->set_figure("memory_throughput_pct");
+  p.add_missing()->set_figure("flops");
+  AnalyzeProfile(gpu, &p);
+  EXPECT_EQ(p.roofline().bound(), "");
+  EXPECT_THAT(p.roofline().reason(), HasSubstr("not classified"));
+}
+
 TEST(RooflineTest, UnsetWithoutCounters) {
   v1::ProfileReport p = CleanProfile();
   p.mutable_launches(0)->clear_counters();
