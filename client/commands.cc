@@ -172,6 +172,7 @@ int RunKernelCommand(const GlobalOptions& global, v1::JobKind kind,
   kernel->set_trials(options.trials);
   kernel->set_arch(options.arch);
   kernel->set_hot_l2(options.hot_l2);
+  kernel->set_profile_preset(options.profile_preset);
   for (const std::string& tool : options.sanitize_tools) {
     kernel->add_sanitize_tools(tool);
   }

@@ -62,6 +62,9 @@ struct KernelOptions {
   std::vector<std::string> sanitize_tools;
   // profile, submit: time with the inputs warm in L2 (no flush).
   bool hot_l2 = false;
+  // profile: the counter preset, "fast" or "full"; empty uses the server's
+  // default (full).
+  std::string profile_preset;
 };
 
 // Flags of list.

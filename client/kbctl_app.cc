@@ -124,6 +124,13 @@ int RunKbctl(int argc, char** argv, std::ostream& out, std::ostream& err) {
                       "time with the inputs warm in L2 (default: cold, L2 "
                       "flushed before each sample)");
       }
+      if (command.kind == v1::JOB_KIND_PROFILE) {
+        sub->add_option("--preset", kernel.profile_preset,
+                        "hardware counters to read: fast (time, DRAM, L2, "
+                        "occupancy, coalescing; few passes) or full (every "
+                        "figure and warp stalls; default)")
+            ->check(CLI::IsMember({"fast", "full"}));
+      }
     } else {
       sub->add_option("--arch", kernel.arch,
                       "target, e.g. sm_90 (default: the workers' arch, else "

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/problem_util.h"
+#include "common/profile_text.h"
 #include "common/report_text.h"
 
 namespace kbench {
@@ -217,6 +218,7 @@ std::string AgentJobText(const v1::Job& job) {
                           l.theoretical_occupancy_pct(), l.waves()));
     }
     absl::StrAppend(&out, "\n");
+    AppendLaunchCounters(p, l, "  ", &out);
   }
   if (p.total().n() > 0) {
     absl::StrAppend(
@@ -233,6 +235,7 @@ std::string AgentJobText(const v1::Job& job) {
     }
     absl::StrAppend(&out, "\n");
   }
+  if (r.has_profile()) AppendProfileAnalysis(p, "", &out);
   if (r.has_gpu() && !r.gpu().name().empty()) {
     absl::StrAppend(&out, "gpu: ", r.gpu().name(), " (", r.gpu().arch(), ")\n");
   }

@@ -65,6 +65,18 @@ json SanitizeSchema() {
   return schema;
 }
 
+json ProfileSchema() {
+  json schema = KernelSchema(true, false, true);
+  schema["properties"]["profile_preset"] = {
+      {"type", "string"},
+      {"enum", json::array({"fast", "full"})},
+      {"description",
+       "Hardware counters to read: \"fast\" (time, DRAM, L2, occupancy, "
+       "coalescing; few replay passes) or \"full\" (every figure and warp "
+       "stalls); default full."}};
+  return schema;
+}
+
 std::vector<AgentToolDef> MakeDefs() {
   json session_only = {
       {"type", "object"},
@@ -109,10 +121,13 @@ std::vector<AgentToolDef> MakeDefs() {
        "first mismatching element.",
        KernelSchema(true, false)},
       {"profile_kernel",
-       "Compile, check, then time each launch of the plan at one shape: time "
-       "and share per launch, registers, shared memory, occupancy, waves, "
-       "achieved throughput, and kernel against reference.",
-       KernelSchema(true, false, true)},
+       "Compile, check, then time each launch of the plan at one shape and "
+       "read its hardware counters: time and share per launch, registers, "
+       "shared memory, occupancy, waves, DRAM traffic, cache hit rates, "
+       "coalescing, warp stalls, the floor for this shape and how far the "
+       "kernel is from it, the roofline, concrete hints, and the change "
+       "against this session's previous profile.",
+       ProfileSchema()},
       {"submit_kernel",
        "The final answer: full correctness check, then timing against the "
        "reference (median of many runs, cold L2): speedup, launches, memory, "
@@ -206,6 +221,15 @@ absl::Status CheckArgs(const AgentToolDef& def, const json& args) {
                        type == "string"    ? " string"
                        : type == "boolean" ? " boolean"
                                            : "n integer"));
+    }
+    if (prop.contains("enum")) {
+      bool known = false;
+      for (const json& e : prop["enum"]) known = known || e == it.value();
+      if (!known) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            def.name, ": argument '", it.key(), "' has ", it.value().dump(),
+            "; allowed: ", prop["enum"].dump()));
+      }
     }
   }
   if (def.input_schema.contains("required")) {
@@ -323,6 +347,7 @@ absl::StatusOr<AgentToolResult> CallAgentTool(AgentToolBackend& backend,
   request.set_session_id(session);
   if (args.contains("trials")) request.set_trials(args["trials"].get<int>());
   if (args.contains("hot_l2")) request.set_hot_l2(args["hot_l2"].get<bool>());
+  request.set_profile_preset(GetStr(args, "profile_preset"));
   if (args.contains("tools")) {
     for (const json& t : args["tools"]) {
       request.add_sanitize_tools(t.get<std::string>());

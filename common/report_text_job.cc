@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/profile_text.h"
 #include "common/report_text.h"
 #include "common/report_text_internal.h"
 #include "common/repro_manifest.h"
@@ -244,6 +245,7 @@ void AppendProfile(const v1::ProfileReport& p, std::string* out) {
     absl::StrAppend(out, "    time: median ",
                     FormatDuration(l.time().median_us()),
                     absl::StrFormat(" (%.1f%% of the plan)\n", l.share_pct()));
+    AppendLaunchCounters(p, l, "    ", out);
   }
   if (p.has_total()) {
     absl::StrAppend(out, "  total: ", FormatStats(p.total()), "\n");
@@ -255,6 +257,7 @@ void AppendProfile(const v1::ProfileReport& p, std::string* out) {
         absl::StrFormat(" (%.3g FLOP, ", p.flops()),
         FormatBytes(static_cast<int64_t>(p.min_bytes())), " moved at least)\n");
   }
+  AppendProfileAnalysis(p, "  ", out);
 }
 
 }  // namespace

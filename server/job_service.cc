@@ -14,6 +14,7 @@
 #include "common/hidden_redact.h"
 #include "common/launch_plan.h"
 #include "common/problem_util.h"
+#include "common/profile_analysis.h"
 #include "common/report_text.h"
 #include "common/status_macros.h"
 #include "server/job_service_internal.h"
@@ -23,6 +24,10 @@
 namespace kbench {
 
 namespace {
+
+// Profile turns of a session searched for the previous profile to compare
+// with.
+constexpr int kMaxProfilesToLookBack = 20;
 
 std::string NewJobId() {
   absl::BitGen gen;
@@ -217,6 +222,9 @@ v1::RunnerJob JobService::MakeRunnerJob(
   rj.set_timing_max_time_ms(options_.timing_max_time_ms);
   *rj.mutable_sanitize_tools() = p.request.sanitize_tools();
   rj.set_timing_hot_l2(p.request.hot_l2());
+  if (p.kind == v1::JOB_KIND_PROFILE) {
+    rj.set_profile_preset(p.request.profile_preset());
+  }
   return rj;
 }
 
@@ -228,6 +236,7 @@ void JobService::Finish(const std::string& job_id, v1::JobResult result) {
         problem.ok()) {
       RedactHiddenCases(HiddenNames(**problem), &result);
     }
+    if (live->stage() != v1::STAGE_DONE) AnalyzeProfileResult(*live, &result);
   }
   absl::StatusOr<v1::Job> job = jobs_->Update(job_id, [&](v1::Job* j) {
     j->set_stage(v1::STAGE_DONE);
@@ -246,6 +255,43 @@ void JobService::Finish(const std::string& job_id, v1::JobResult result) {
   spdlog::info("job {} {} {}: {} in {} ms", job->id(), ToolNameOf(job->kind()),
                job->problem(), VerdictName(job->result().verdict()),
                job->finished_unix_ms() - job->created_unix_ms());
+}
+
+void JobService::AnalyzeProfileResult(const v1::Job& job,
+                                      v1::JobResult* result) {
+  if (job.kind() != v1::JOB_KIND_PROFILE || !result->has_profile()) return;
+  AnalyzeProfile(result->gpu(), result->mutable_profile());
+  if (job.session_id().empty()) return;
+  absl::StatusOr<std::vector<v1::Turn>> turns =
+      store_->ListTurns(job.session_id());
+  if (!turns.ok()) {
+    spdlog::warn("job {}: reading session {} for the previous profile: {}",
+                 job.id(), job.session_id(),
+                 std::string(turns.status().message()));
+    return;
+  }
+  const std::string tool = ToolNameOf(v1::JOB_KIND_PROFILE);
+  int looked = 0;
+  // The newest earlier profile of the same problem and shape.
+  for (auto it = turns->rbegin(); it != turns->rend(); ++it) {
+    if (it->tool() != tool || it->job_id().empty() || it->job_id() == job.id())
+      continue;
+    if (++looked > kMaxProfilesToLookBack) break;
+    absl::StatusOr<v1::Job> previous = jobs_->Get(it->job_id());
+    if (!previous.ok()) {
+      spdlog::warn("job {}: reading the previous profile job {}: {}", job.id(),
+                   it->job_id(), std::string(previous.status().message()));
+      continue;
+    }
+    const v1::ProfileReport& before = previous->result().profile();
+    if (!previous->result().has_profile() ||
+        previous->problem() != job.problem() ||
+        before.shape() != result->profile().shape()) {
+      continue;
+    }
+    ComputeDeltas(before, previous->id(), result->mutable_profile());
+    return;
+  }
 }
 
 void JobService::RecordTurn(const v1::Job& job) {

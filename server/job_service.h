@@ -113,6 +113,11 @@ class JobService {
   v1::RunnerJob MakeRunnerJob(const std::string& job_id,
                               const Prepared& prepared,
                               const CompileService::Result& compiled) const;
+  // Profile jobs: fills the analysis of result's profile (headroom,
+  // roofline, hints) and, in a session, its deltas against the session's
+  // previous profile of the same problem and shape. Never fails the job: a
+  // failed look-up is logged.
+  void AnalyzeProfileResult(const v1::Job& job, v1::JobResult* result);
   void RecordTurn(const v1::Job& job);
   std::string TargetArch(const v1::KernelRequest& request) const;
 

@@ -14,6 +14,7 @@
 #include "common/digest.h"
 #include "common/launch_plan.h"
 #include "common/problem_util.h"
+#include "common/profile_analysis.h"
 #include "common/status_macros.h"
 #include "server/job_service.h"
 #include "server/job_service_internal.h"
@@ -99,6 +100,11 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
       return absl::InvalidArgumentError(
           absl::StrCat("arch '", a, "' is not a GPU architecture like sm_90"));
     }
+  }
+  if (kind == v1::JOB_KIND_PROFILE) {
+    ASSIGN_OR_RETURN(std::string preset,
+                     ValidateProfilePreset(request.profile_preset()));
+    p.request.set_profile_preset(preset);
   }
   p.trials = request.trials() > 0 ? request.trials() : p.problem->trials();
   p.arch = TargetArch(p.request);

@@ -182,6 +182,33 @@ TEST(CallAgentToolTest, HotL2IsABooleanOfTheTimedTools) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(CallAgentToolTest, ProfilePresetIsAnEnumOfProfileKernel) {
+  FakeBackend backend;
+  ASSERT_TRUE(CallAgentTool(backend, "profile_kernel",
+                            {{"kernel_code", "x"}, {"profile_preset", "fast"}},
+                            "")
+                  .ok());
+  EXPECT_EQ(backend.last_request.profile_preset(), "fast");
+  ASSERT_TRUE(
+      CallAgentTool(backend, "profile_kernel", {{"kernel_code", "x"}}, "")
+          .ok());
+  EXPECT_EQ(backend.last_request.profile_preset(), "");  // kbd: full.
+  absl::StatusOr<AgentToolResult> wrong =
+      CallAgentTool(backend, "profile_kernel",
+                    {{"kernel_code", "x"}, {"profile_preset", "quick"}}, "");
+  EXPECT_EQ(wrong.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(wrong.status().message()),
+              HasSubstr("argument 'profile_preset' has \"quick\"; allowed: "
+                        "[\"fast\",\"full\"]"));
+  // Only profile_kernel has it.
+  EXPECT_EQ(
+      CallAgentTool(backend, "submit_kernel",
+                    {{"kernel_code", "x"}, {"profile_preset", "fast"}}, "")
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+}
+
 TEST(CallAgentToolTest, VerdictsAndRefusalsAreResultsWithIsError) {
   FakeBackend backend;
   absl::StatusOr<AgentToolResult> passed =

@@ -375,6 +375,26 @@ TEST_F(KbctlServerTest, VerdictsMapToExitCodes) {
   EXPECT_THAT(error.out, StartsWith("VERDICT: error"));
 }
 
+TEST_F(KbctlServerTest, ProfileSendsThePreset) {
+  EXPECT_EQ(
+      Kbctl({"--server", address_, "profile", kernel_path_, "--preset", "fast"})
+          .code,
+      0);
+  EXPECT_EQ(service_.last_submit().kind(), v1::JOB_KIND_PROFILE);
+  EXPECT_EQ(service_.last_submit().kernel().profile_preset(), "fast");
+  EXPECT_EQ(Kbctl({"--server", address_, "profile", kernel_path_}).code, 0);
+  EXPECT_EQ(service_.last_submit().kernel().profile_preset(), "");
+  // Only fast and full; only for profile.
+  const Result bad = Kbctl(
+      {"--server", address_, "profile", kernel_path_, "--preset", "quick"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--preset"));
+  EXPECT_EQ(
+      Kbctl({"--server", address_, "submit", kernel_path_, "--preset", "fast"})
+          .code,
+      2);
+}
+
 TEST_F(KbctlServerTest, CompileSendsArchAndSession) {
   const Result r = Kbctl({"--server", address_, "compile", kernel_path_,
                           "--arch", "sm_80", "--session", "s-1"});
