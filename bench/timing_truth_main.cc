@@ -27,9 +27,9 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/ncu_csv.h"
 #include "absl/strings/strip.h"
 #include "client/kbench_client.h"
+#include "common/ncu_csv.h"
 #include "nlohmann/json.hpp"
 
 namespace {

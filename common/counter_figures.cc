@@ -17,14 +17,16 @@ constexpr char kDramPct[] =
     "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed";
 constexpr char kL2Hit[] = "lts__t_sector_hit_rate.pct";
 constexpr char kL1Hit[] = "l1tex__t_sector_hit_rate.pct";
-constexpr char kOccupancy[] = "sm__warps_active.avg.pct_of_peak_sustained_active";
+constexpr char kOccupancy[] =
+    "sm__warps_active.avg.pct_of_peak_sustained_active";
 constexpr char kLdSectors[] = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
 constexpr char kLdRequests[] =
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum";
 constexpr char kStSectors[] = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum";
 constexpr char kStRequests[] =
     "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum";
-constexpr char kFma[] = "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active";
+constexpr char kFma[] =
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active";
 constexpr char kTensor[] =
     "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active";
 constexpr char kEligible[] = "smsp__warps_eligible.avg.per_cycle_active";
@@ -92,8 +94,9 @@ const std::vector<FigureDef>& Figures() {
        {kConflictLd, kConflictSt, kWavefrontLd, kWavefrontSt}},
       {"sm_throughput_pct", {kSmSol}},
       {"memory_throughput_pct", {kMemSol}},
-      {"flops", {kFlopCounters[0].metric, kFlopCounters[1].metric,
-                 kFlopCounters[2].metric}},
+      {"flops",
+       {kFlopCounters[0].metric, kFlopCounters[1].metric,
+        kFlopCounters[2].metric}},
       {"sm_cycles_active", {kSmCycles}},
       {"gpc_cycles_elapsed", {kGpcCycles}},
       {"top_stalls", {StallMetric("long_scoreboard")}},
@@ -133,20 +136,32 @@ const char* ProfilePresetName(ProfilePreset preset) {
 }
 
 const std::vector<std::string>& StallReasons() {
-  static const auto* reasons = new std::vector<std::string>{
-      "barrier",        "branch_resolving", "dispatch_stall",
-      "drain",          "imc_miss",         "lg_throttle",
-      "long_scoreboard", "math_pipe_throttle", "membar",
-      "mio_throttle",   "misc",             "no_instruction",
-      "not_selected",   "selected",         "short_scoreboard",
-      "sleeping",       "tex_throttle",     "wait",
-      "gmma"};
+  static const auto* reasons =
+      new std::vector<std::string>{"barrier",
+                                   "branch_resolving",
+                                   "dispatch_stall",
+                                   "drain",
+                                   "imc_miss",
+                                   "lg_throttle",
+                                   "long_scoreboard",
+                                   "math_pipe_throttle",
+                                   "membar",
+                                   "mio_throttle",
+                                   "misc",
+                                   "no_instruction",
+                                   "not_selected",
+                                   "selected",
+                                   "short_scoreboard",
+                                   "sleeping",
+                                   "tex_throttle",
+                                   "wait",
+                                   "gmma"};
   return *reasons;
 }
 
 const std::vector<std::string>& PresetMetrics(ProfilePreset preset) {
   static const auto* fast = new std::vector<std::string>{
-      kTime,      kDramRead,   kDramWrite,  kDramPct,    kL2Hit,
+      kTime,      kDramRead,  kDramWrite,  kDramPct,   kL2Hit,
       kOccupancy, kLdSectors, kLdRequests, kStSectors, kStRequests};
   static const auto* full = [] {
     auto* m = new std::vector<std::string>(*fast);
@@ -296,8 +311,8 @@ std::vector<v1::MissingFigure> MissingFigures(
       mf.set_reason(absl::StrCat("not in the ", ProfilePresetName(preset),
                                  " preset (use profile_preset \"full\")"));
     } else {
-      mf.set_reason(absl::StrCat(absl::StrJoin(refused, ", "), ": ",
-                                 dropped_reason));
+      mf.set_reason(
+          absl::StrCat(absl::StrJoin(refused, ", "), ": ", dropped_reason));
     }
     out.push_back(std::move(mf));
   }

@@ -46,9 +46,11 @@ std::vector<v1::SourceLine> RankSourceLines(const std::vector<PcSample>& pcs,
     l.states[WarpStateName(p.state)] += p.samples;
   }
   std::vector<std::pair<int64_t, const decltype(lines)::value_type*>> order;
-  for (const auto& entry : lines) order.emplace_back(entry.second.samples, &entry);
-  std::stable_sort(order.begin(), order.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& entry : lines)
+    order.emplace_back(entry.second.samples, &entry);
+  std::stable_sort(
+      order.begin(), order.end(),
+      [](const auto& a, const auto& b) { return a.first > b.first; });
   const std::vector<std::string> text = absl::StrSplit(source, '\n');
   std::vector<v1::SourceLine> out;
   for (const auto& [samples, entry] : order) {

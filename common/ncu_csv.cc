@@ -13,13 +13,11 @@ namespace {
 // Factor from a printed unit to its base unit.
 double UnitScale(const std::string& unit) {
   static const auto* scales = new std::map<std::string, double>{
-      {"Kbyte", 1e3},    {"Mbyte", 1e6},    {"Gbyte", 1e9},
-      {"KB", 1e3},       {"MB", 1e6},       {"GB", 1e9},
-      {"usecond", 1e3},  {"msecond", 1e6},  {"second", 1e9},
-      {"us", 1e3},       {"ms", 1e6},       {"Kcycle", 1e3},
-      {"Mcycle", 1e6},   {"Ksector", 1e3},  {"Msector", 1e6},
-      {"Krequest", 1e3}, {"Mrequest", 1e6}, {"Kinst", 1e3},
-      {"Minst", 1e6},
+      {"Kbyte", 1e3},    {"Mbyte", 1e6},   {"Gbyte", 1e9},   {"KB", 1e3},
+      {"MB", 1e6},       {"GB", 1e9},      {"usecond", 1e3}, {"msecond", 1e6},
+      {"second", 1e9},   {"us", 1e3},      {"ms", 1e6},      {"Kcycle", 1e3},
+      {"Mcycle", 1e6},   {"Ksector", 1e3}, {"Msector", 1e6}, {"Krequest", 1e3},
+      {"Mrequest", 1e6}, {"Kinst", 1e3},   {"Minst", 1e6},
   };
   auto it = scales->find(unit);
   return it == scales->end() ? 1 : it->second;

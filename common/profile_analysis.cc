@@ -431,14 +431,4 @@ void ComputeDeltas(const v1::ProfileReport& previous,
   }
 }
 
-absl::StatusOr<std::string> ValidateProfilePreset(absl::string_view preset) {
-  if (preset.empty()) return std::string("full");
-  if (preset == "fast" || preset == "full") return std::string(preset);
-  return absl::InvalidArgumentError(absl::StrCat(
-      "profile_preset '", preset,
-      "' is not known; allowed: \"fast\" (time, DRAM, L2, occupancy, "
-      "coalescing; few replay passes) or \"full\" (every figure and warp "
-      "stalls; the default when empty)"));
-}
-
 }  // namespace kbench

@@ -10,7 +10,6 @@
 //    common/profile_hints.h).
 //  - ComputeDeltas compares a profile with the session's previous one,
 //    figure by figure, and flags regressions beyond the noise.
-//  - ValidateProfilePreset checks a request's counter preset.
 //
 // Figures that the profile lists as missing (ProfileReport.missing) or as
 // suspect (CounterProfile.suspect) are never used as facts: no hint fires on
@@ -50,11 +49,6 @@ void AnalyzeProfile(const v1::GpuSpec& gpu, v1::ProfileReport* p);
 void ComputeDeltas(const v1::ProfileReport& previous,
                    const std::string& previous_job_id,
                    v1::ProfileReport* current);
-
-// The counter preset a request asks for: "" means "full"; "fast" and "full"
-// are returned as they are; anything else is InvalidArgument naming the
-// allowed values.
-absl::StatusOr<std::string> ValidateProfilePreset(absl::string_view preset);
 
 // A launch's figure by its CounterProfile field name (e.g.
 // "l2_hit_rate_pct"), or by one of the derived names of

@@ -218,7 +218,8 @@ void AppendProfileAnalysis(const v1::ProfileReport& p, absl::string_view indent,
     const v1::LaunchProfile& r = p.reference_launches(i);
     absl::StrAppend(
         out, indent, "reference kernel: ", r.entry(), ": ",
-        Duration(r.time().median_us()),
+        Duration(r.time().median_us() > 0 ? r.time().median_us()
+                                          : r.counters().gpu_time_us()),
         absl::StrFormat(" (%.1f%% of the reference)", r.share_pct()));
     if (r.has_counters() && r.counters().dram_pct_of_peak() > 0) {
       absl::StrAppend(out, absl::StrFormat(", DRAM %.1f%% of peak",
@@ -243,6 +244,24 @@ void AppendProfileAnalysis(const v1::ProfileReport& p, absl::string_view indent,
         out, indent, "roofline: ",
         r.bound().empty() ? "" : absl::StrCat(r.bound(), "-bound: "),
         r.reason(), "\n");
+  }
+  if (!p.hot_lines().empty()) {
+    absl::StrAppend(out, indent, "hot lines (PC sampling, ", p.pc_samples(),
+                    " samples):\n");
+    for (const v1::SourceLine& l : p.hot_lines()) {
+      const size_t slash = l.file().find_last_of('/');
+      std::vector<std::string> states;
+      for (const v1::StallReason& r : l.top_stalls()) {
+        states.push_back(
+            absl::StrFormat("%s %.0f%%", r.reason(), r.share_pct()));
+      }
+      absl::StrAppend(
+          out, indent, "  ",
+          slash == std::string::npos ? l.file() : l.file().substr(slash + 1),
+          ":", l.line(), absl::StrFormat("  %.1f%%  ", l.sample_pct()),
+          l.text().empty() ? "(no source text)" : l.text(), "  [",
+          absl::StrJoin(states, ", "), "]\n");
+    }
   }
   if (!p.hints().empty()) {
     absl::StrAppend(out, indent, "hints:\n");

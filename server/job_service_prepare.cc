@@ -11,10 +11,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/counter_figures.h"
 #include "common/digest.h"
 #include "common/launch_plan.h"
 #include "common/problem_util.h"
-#include "common/profile_analysis.h"
 #include "common/status_macros.h"
 #include "server/job_service.h"
 #include "server/job_service_internal.h"
@@ -102,9 +102,9 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
     }
   }
   if (kind == v1::JOB_KIND_PROFILE) {
-    ASSIGN_OR_RETURN(std::string preset,
-                     ValidateProfilePreset(request.profile_preset()));
-    p.request.set_profile_preset(preset);
+    ASSIGN_OR_RETURN(const ProfilePreset preset,
+                     ParseProfilePreset(request.profile_preset()));
+    p.request.set_profile_preset(ProfilePresetName(preset));
   }
   p.trials = request.trials() > 0 ? request.trials() : p.problem->trials();
   p.arch = TargetArch(p.request);

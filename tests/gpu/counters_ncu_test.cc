@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -92,9 +92,8 @@ class CountersNcuTest : public ::testing::Test {
     auto kbd = KbdProcess::Start({});
     ASSERT_TRUE(kbd.ok()) << kbd.status();
     kbd_ = std::move(*kbd);
-    auto worker =
-        testing::StartWorker(kbd_->address(), "", 0,
-                             {"--save-jobs", jobs_.path()});
+    auto worker = testing::StartWorker(kbd_->address(), "", 0,
+                                       {"--save-jobs", jobs_.path()});
     ASSERT_TRUE(worker.ok()) << worker.status();
     worker_ = std::move(*worker);
     stub_ = v1::Kbench::NewStub(grpc::CreateChannel(
@@ -174,14 +173,15 @@ class CountersNcuTest : public ::testing::Test {
   void Compare(const std::string& title,
                const std::map<std::string, double>& ours,
                const std::map<std::string, double>& ncu) {
-    std::cout << "\n" << title << "\n\n| metric | kbench | ncu | diff | rule |\n"
+    std::cout << "\n"
+              << title << "\n\n| metric | kbench | ncu | diff | rule |\n"
               << "|---|---:|---:|---:|---|\n";
     for (const Compared& c : kCompared) {
       auto a = ours.find(c.metric);
       auto b = ncu.find(c.metric);
       if (a == ours.end() || b == ncu.end()) {
-        ADD_FAILURE() << c.metric << " missing: kbench "
-                      << (a != ours.end()) << ", ncu " << (b != ncu.end());
+        ADD_FAILURE() << c.metric << " missing: kbench " << (a != ours.end())
+                      << ", ncu " << (b != ncu.end());
         continue;
       }
       const double x = a->second, y = b->second;
@@ -238,8 +238,7 @@ TEST_F(CountersNcuTest, NaiveKernelMatchesNcuAtDefaultAndMediumShapes) {
       // The known facts of the naive kernel at the default shape.
       EXPECT_EQ(l.counters().global_load_requests(), 6168);
       EXPECT_EQ(l.counters().global_load_sectors(), 89172);
-      EXPECT_NEAR(l.counters().global_load_sectors_per_request(), 14.46,
-                  0.005);
+      EXPECT_NEAR(l.counters().global_load_sectors_per_request(), 14.46, 0.005);
       EXPECT_EQ(l.registers(), 28);
       EXPECT_EQ(l.reserved_smem_bytes(), 1024);
     }

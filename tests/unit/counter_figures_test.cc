@@ -65,8 +65,7 @@ TEST(CounterFiguresTest, PresetsParseAndNameTheirMetrics) {
   for (const std::string& m : fast) EXPECT_TRUE(Has(full, m)) << m;
   EXPECT_TRUE(Has(full, "sm__throughput.avg.pct_of_peak_sustained_elapsed"));
   EXPECT_TRUE(Has(
-      full,
-      "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct"));
+      full, "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct"));
   // No duplicates: CUPTI would count them twice in the config.
   std::vector<std::string> sorted = full;
   std::sort(sorted.begin(), sorted.end());

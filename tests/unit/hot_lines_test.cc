@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "common/profile_text.h"
 #include "gtest/gtest.h"
 
 namespace kbench {
@@ -10,11 +11,11 @@ namespace {
 
 constexpr char kSource[] =
     "extern \"C\" __global__ void gather_linear(...) {\n"  // 1
-    "  float acc = bias[k];\n"                              // 2
-    "  for (int i = 0; i < R * H; ++i) {\n"                 // 3
-    "    acc += x[i] * w[k * R * H + i];\n"                 // 4
-    "  }\n"                                                  // 5
-    "  out[b * K + k] = acc;\n";                            // 6
+    "  float acc = bias[k];\n"                             // 2
+    "  for (int i = 0; i < R * H; ++i) {\n"                // 3
+    "    acc += x[i] * w[k * R * H + i];\n"                // 4
+    "  }\n"                                                // 5
+    "  out[b * K + k] = acc;\n";                           // 6
 
 TEST(HotLinesTest, WarpStateNamesDropCuptisPrefixAndNotIssued) {
   EXPECT_EQ(WarpStateName("smsp__pcsamp_warps_issue_stalled_long_scoreboard"),
@@ -68,6 +69,31 @@ TEST(HotLinesTest, RanksLinesBySamplesWithTextAndStates) {
   for (const v1::SourceLine& l : all) {
     if (l.file() != "/tmp/k/kernel.cu") EXPECT_EQ(l.text(), "") << l.file();
   }
+}
+
+TEST(HotLinesTest, TheReportShowsEachLineWithItsShareAndStates) {
+  const std::string ls = "smsp__pcsamp_warps_issue_stalled_long_scoreboard";
+  int64_t total = 0;
+  v1::ProfileReport p;
+  for (v1::SourceLine& l :
+       RankSourceLines({{"gather_linear", "/tmp/k/kernel.cu", 4, ls, 700},
+                        {"gather_linear", "/tmp/k/kernel.cu", 6, ls, 300}},
+                       kSource, "kernel.cu", 5, &total)) {
+    *p.add_hot_lines() = std::move(l);
+  }
+  p.set_pc_samples(total);
+  std::string text;
+  AppendProfileAnalysis(p, "  ", &text);
+  EXPECT_NE(text.find("hot lines (PC sampling, 1000 samples):"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("kernel.cu:4  70.0%  acc += x[i] * w[k * R * H + i];  "
+                      "[long_scoreboard 100%]"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("kernel.cu:6  30.0%  out[b * K + k] = acc;"),
+            std::string::npos)
+      << text;
 }
 
 TEST(HotLinesTest, NoSamplesNoLines) {

@@ -624,20 +624,5 @@ TEST(DeltasTest, FiguresMissingOrSuspectOnEitherSideAreSkipped) {
   EXPECT_EQ(FindDelta(after, "achieved_occupancy_pct"), nullptr);
 }
 
-// ---- Presets.
-
-TEST(PresetTest, EmptyIsFullAndOthersAreRefused) {
-  EXPECT_EQ(ValidateProfilePreset("").value(), "full");
-  EXPECT_EQ(ValidateProfilePreset("fast").value(), "fast");
-  EXPECT_EQ(ValidateProfilePreset("full").value(), "full");
-  absl::StatusOr<std::string> bad = ValidateProfilePreset("FAST");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(bad.status().message()),
-              HasSubstr("profile_preset 'FAST' is not known; allowed: "
-                        "\"fast\""));
-  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("\"full\""));
-}
-
 }  // namespace
 }  // namespace kbench

@@ -38,7 +38,8 @@ absl::Status CuptiStatus(CUptiResult r, const std::string& what) {
     return absl::UnavailableError(absl::StrCat(
         msg,
         " (the driver allows GPU performance counters to admin users only: "
-        "run the worker as root or set NVreg_RestrictProfilingToAdminUsers=0)"));
+        "run the worker as root or set "
+        "NVreg_RestrictProfilingToAdminUsers=0)"));
   }
   if (r == CUPTI_ERROR_NOT_SUPPORTED || r == CUPTI_ERROR_NOT_INITIALIZED ||
       r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ||
@@ -132,8 +133,8 @@ absl::StatusOr<CUpti_Profiler_Host_Object*> CounterProfiler::NewHost(
   const CUptiResult r = cuptiProfilerHostConfigAddMetrics(&add);
   if (r != CUPTI_SUCCESS) {
     FreeHost(init.pHostObject);
-    return CuptiStatus(r, absl::StrCat("adding metrics (",
-                                       absl::StrJoin(metrics, ", "), ")"));
+    return CuptiStatus(
+        r, absl::StrCat("adding metrics (", absl::StrJoin(metrics, ", "), ")"));
   }
   return init.pHostObject;
 }
@@ -299,9 +300,9 @@ absl::StatusOr<CounterProfiler::Collection> CounterProfiler::Collect(
     out.passes = pass + 1;
   }
   if (!all_submitted) {
-    return absl::InternalError(absl::StrCat(
-        "the range profiler wanted more than ", max_iterations,
-        " passes for a config of ", config->passes));
+    return absl::InternalError(
+        absl::StrCat("the range profiler wanted more than ", max_iterations,
+                     " passes for a config of ", config->passes));
   }
   CUpti_RangeProfiler_DecodeData_Params decode = {
       CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};

@@ -113,8 +113,7 @@ absl::StatusOr<PcSampler::Result> PcSampler::Sample(
       &buffer.data;
   config[3].attributeType =
       CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL;
-  config[3].attributeData.enableStartStopControlData.enableStartStopControl =
-      1;
+  config[3].attributeData.enableStartStopControlData.enableStartStopControl = 1;
   config[4].attributeType =
       CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
   config[4].attributeData.collectionModeData.collectionMode =
@@ -203,8 +202,8 @@ absl::StatusOr<PcSampler::Result> PcSampler::Sample(
   Result out;
   out.lines = RankSourceLines(samples, source, filename, options_.max_lines,
                               &out.samples);
-  spdlog::debug("PC sampling: {} samples over {} PC/state records",
-                out.samples, samples.size());
+  spdlog::debug("PC sampling: {} samples over {} PC/state records", out.samples,
+                samples.size());
   return out;
 }
 

@@ -68,16 +68,14 @@ absl::StatusOr<CounterProfiler*> PlanCounters::Profiler() {
   return profiler_.get();
 }
 
-absl::Status PlanCounters::Add(ProfilePreset preset,
-                               const Candidate& candidate,
+absl::Status PlanCounters::Add(ProfilePreset preset, const Candidate& candidate,
                                ReferenceOp* reference,
                                v1::ProfileReport* profile) {
   BoundPlan* bound = candidate.bound;
   profile->set_preset(ProfilePresetName(preset));
   absl::StatusOr<CounterProfiler*> profiler = Profiler();
   if (!profiler.ok()) {
-    profile->set_counters_unavailable(
-        std::string(profiler.status().message()));
+    profile->set_counters_unavailable(std::string(profiler.status().message()));
     return absl::OkStatus();
   }
   const std::vector<std::string>& metrics = PresetMetrics(preset);
@@ -88,9 +86,8 @@ absl::Status PlanCounters::Add(ProfilePreset preset,
       metrics, flush, [bound]() { return bound->Enqueue(); });
   if (!kernel.ok()) {
     if (IsSticky(kernel.status())) return kernel.status();
-    profile->set_counters_unavailable(
-        absl::StrCat("reading the kernel's counters failed: ",
-                     kernel.status().message()));
+    profile->set_counters_unavailable(absl::StrCat(
+        "reading the kernel's counters failed: ", kernel.status().message()));
     return absl::OkStatus();
   }
   MatchRanges(kernel->ranges, KernelLaunches(profile), spec);
@@ -130,9 +127,9 @@ absl::Status PlanCounters::Add(ProfilePreset preset,
     const double us = std::max(1.0, profile->total().median_us());
     const int runs = static_cast<int>(std::clamp(20000.0 / us, 1.0, 50.0));
     const auto t0 = std::chrono::steady_clock::now();
-    absl::StatusOr<PcSampler::Result> lines = sampler_.Sample(
-        *candidate.cubin, *candidate.source, candidate.filename, runs,
-        [bound]() { return bound->Enqueue(); });
+    absl::StatusOr<PcSampler::Result> lines =
+        sampler_.Sample(*candidate.cubin, *candidate.source, candidate.filename,
+                        runs, [bound]() { return bound->Enqueue(); });
     wall_ms += std::chrono::duration<double, std::milli>(
                    std::chrono::steady_clock::now() - t0)
                    .count();

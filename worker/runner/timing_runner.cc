@@ -30,14 +30,11 @@ absl::StatusOr<std::unique_ptr<TimingRunner>> TimingRunner::Create(
   return r;
 }
 
-absl::Status TimingRunner::Run(const v1::RunnerJob& job,
-                               const v1::LaunchPlan& plan,
-                               const std::string& cubin,
-                               CandidateModule* module, ReferenceOp* reference,
-                               const ProgressFn& progress,
-                               v1::TimingReport* timing,
-                               v1::ProfileReport* profile,
-                               std::string* wrong_output) {
+absl::Status TimingRunner::Run(
+    const v1::RunnerJob& job, const v1::LaunchPlan& plan,
+    const std::string& cubin, CandidateModule* module, ReferenceOp* reference,
+    const ProgressFn& progress, v1::TimingReport* timing,
+    v1::ProfileReport* profile, std::string* wrong_output) {
   const v1::Problem& problem = job.problem();
   ASSIGN_OR_RETURN(const DimValues dims,
                    ShapeDims(problem, job.timing_shape()));
@@ -219,8 +216,8 @@ absl::Status TimingRunner::Run(const v1::RunnerJob& job,
     *profile->mutable_timing() = *timing;
     ASSIGN_OR_RETURN(const ProfilePreset preset,
                      ParseProfilePreset(job.profile_preset()));
-    progress(absl::StrCat("reading hardware counters (", ProfilePresetName(preset),
-                          " preset) on ", where));
+    progress(absl::StrCat("reading hardware counters (",
+                          ProfilePresetName(preset), " preset) on ", where));
     PlanCounters::Candidate candidate;
     candidate.bound = bound.get();
     candidate.cubin = &cubin;

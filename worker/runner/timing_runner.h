@@ -44,9 +44,9 @@ class TimingRunner {
   // reason. Errors as in CorrectnessChecker::Run.
   absl::Status Run(const v1::RunnerJob& job, const v1::LaunchPlan& plan,
                    const std::string& cubin, CandidateModule* module,
-                   ReferenceOp* reference,
-                   const ProgressFn& progress, v1::TimingReport* timing,
-                   v1::ProfileReport* profile, std::string* wrong_output);
+                   ReferenceOp* reference, const ProgressFn& progress,
+                   v1::TimingReport* timing, v1::ProfileReport* profile,
+                   std::string* wrong_output);
 
  private:
   explicit TimingRunner(DeviceContext* ctx) : ctx_(ctx) {}
