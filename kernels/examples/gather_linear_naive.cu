@@ -11,10 +11,11 @@ extern "C" __global__ void gather_linear(const float* x, const float* w,
   const int k = blockIdx.y * blockDim.x + threadIdx.x;
   if (b >= B || k >= K) return;
   float acc = bias[k];
-  for (int r = 0; r < R; ++r) {
-    for (int h = 0; h < H; ++h) {
-      acc += x[(r * B + b) * H + h] * w[k * (R * H) + r * H + h];
-    }
+  // One loop over the gathered row (R*H): element i is x[r][b][h] with
+  // r = i / H, h = i % H.
+  for (int i = 0; i < R * H; ++i) {
+    const int r = i / H, h = i % H;
+    acc += x[(r * B + b) * H + h] * w[k * (R * H) + i];
   }
   out[b * K + k] = acc;
 }

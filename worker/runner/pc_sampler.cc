@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -62,30 +63,10 @@ absl::StatusOr<PcSampler::Result> PcSampler::Sample(
   CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(ctx_->stream()),
                        "before PC sampling");
 
-  // Stall reason names and indices.
-  size_t num_reasons = 0;
-  CUpti_PCSamplingGetNumStallReasonsParams num = {
-      CUpti_PCSamplingGetNumStallReasonsParamsSize};
-  num.ctx = cu;
-  num.numStallReasons = &num_reasons;
-  PC_RETURN_IF_ERROR(cuptiPCSamplingGetNumStallReasons(&num),
-                     "counting stall reasons");
-  std::vector<std::vector<char>> name_storage(
-      num_reasons, std::vector<char>(CUPTI_STALL_REASON_STRING_SIZE, 0));
-  std::vector<char*> names(num_reasons);
-  for (size_t i = 0; i < num_reasons; ++i) names[i] = name_storage[i].data();
-  std::vector<uint32_t> indices(num_reasons, 0);
-  CUpti_PCSamplingGetStallReasonsParams reasons = {
-      CUpti_PCSamplingGetStallReasonsParamsSize};
-  reasons.ctx = cu;
-  reasons.numStallReasons = num_reasons;
-  reasons.stallReasonIndex = indices.data();
-  reasons.stallReasons = names.data();
-  PC_RETURN_IF_ERROR(cuptiPCSamplingGetStallReasons(&reasons),
-                     "reading stall reasons");
-  std::map<uint32_t, std::string> reason_name;
-  for (size_t i = 0; i < num_reasons; ++i) reason_name[indices[i]] = names[i];
-
+  // Outlives the Disable guard below: CUPTI may write to it until then.
+  std::unique_ptr<SampleBuffer> buffer;
+  std::vector<uint32_t> indices;  // Stall reasons sampled (in the config).
+  // Enabled first: the stall reason queries need PC sampling on.
   CUpti_PCSamplingEnableParams enable = {CUpti_PCSamplingEnableParamsSize};
   enable.ctx = cu;
   PC_RETURN_IF_ERROR(cuptiPCSamplingEnable(&enable), "enabling");
@@ -98,7 +79,31 @@ absl::StatusOr<PcSampler::Result> PcSampler::Sample(
     }
   } disable{cu};
 
-  SampleBuffer buffer(options_.buffer_pcs, num_reasons);
+  // Stall reason names and indices.
+  size_t num_reasons = 0;
+  CUpti_PCSamplingGetNumStallReasonsParams num = {
+      CUpti_PCSamplingGetNumStallReasonsParamsSize};
+  num.ctx = cu;
+  num.numStallReasons = &num_reasons;
+  PC_RETURN_IF_ERROR(cuptiPCSamplingGetNumStallReasons(&num),
+                     "counting stall reasons");
+  std::vector<std::vector<char>> name_storage(
+      num_reasons, std::vector<char>(CUPTI_STALL_REASON_STRING_SIZE, 0));
+  std::vector<char*> names(num_reasons);
+  for (size_t i = 0; i < num_reasons; ++i) names[i] = name_storage[i].data();
+  indices.assign(num_reasons, 0);
+  CUpti_PCSamplingGetStallReasonsParams reasons = {
+      CUpti_PCSamplingGetStallReasonsParamsSize};
+  reasons.ctx = cu;
+  reasons.numStallReasons = num_reasons;
+  reasons.stallReasonIndex = indices.data();
+  reasons.stallReasons = names.data();
+  PC_RETURN_IF_ERROR(cuptiPCSamplingGetStallReasons(&reasons),
+                     "reading stall reasons");
+  std::map<uint32_t, std::string> reason_name;
+  for (size_t i = 0; i < num_reasons; ++i) reason_name[indices[i]] = names[i];
+
+  buffer = std::make_unique<SampleBuffer>(options_.buffer_pcs, num_reasons);
   std::vector<CUpti_PCSamplingConfigurationInfo> config(8);
   config[0].attributeType =
       CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
@@ -110,7 +115,7 @@ absl::StatusOr<PcSampler::Result> PcSampler::Sample(
   config[2].attributeType =
       CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
   config[2].attributeData.samplingDataBufferData.samplingDataBuffer =
-      &buffer.data;
+      &buffer->data;
   config[3].attributeType =
       CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL;
   config[3].attributeData.enableStartStopControlData.enableStartStopControl = 1;
@@ -156,8 +161,8 @@ absl::StatusOr<PcSampler::Result> PcSampler::Sample(
   std::map<std::pair<std::string, uint64_t>, std::pair<std::string, int>>
       lines;  // (function, pc offset) -> (file, line).
   for (int round = 0; round < 64; ++round) {
-    for (size_t i = 0; i < buffer.data.totalNumPcs; ++i) {
-      const CUpti_PCSamplingPCData& pc = buffer.data.pPcData[i];
+    for (size_t i = 0; i < buffer->data.totalNumPcs; ++i) {
+      const CUpti_PCSamplingPCData& pc = buffer->data.pPcData[i];
       const std::string function =
           pc.functionName != nullptr ? pc.functionName : "";
       auto key = std::make_pair(function, pc.pcOffset);
@@ -190,12 +195,12 @@ absl::StatusOr<PcSampler::Result> PcSampler::Sample(
         samples.push_back(std::move(p));
       }
     }
-    if (round > 0 && buffer.data.remainingNumPcs == 0) break;
+    if (round > 0 && buffer->data.remainingNumPcs == 0) break;
     CUpti_PCSamplingGetDataParams get = {CUpti_PCSamplingGetDataParamsSize};
     get.ctx = cu;
-    get.pcSamplingData = &buffer.data;
+    get.pcSamplingData = &buffer->data;
     PC_RETURN_IF_ERROR(cuptiPCSamplingGetData(&get), "reading the samples");
-    if (buffer.data.totalNumPcs == 0 && buffer.data.remainingNumPcs == 0) {
+    if (buffer->data.totalNumPcs == 0 && buffer->data.remainingNumPcs == 0) {
       break;
     }
   }

@@ -95,32 +95,47 @@ absl::Status PlanCounters::Add(ProfilePreset preset, const Candidate& candidate,
   double wall_ms = kernel->wall_ms;
   std::set<std::string> dropped = kernel->dropped;
 
-  absl::StatusOr<CounterProfiler::Collection> ref = (*profiler)->Collect(
-      metrics, flush, [reference]() { return reference->RunEager(); });
-  if (ref.ok()) {
-    double total_us = 0;
-    for (const CounterProfiler::Range& r : ref->ranges) {
-      auto it = r.values.find("gpu__time_duration.sum");
-      if (it != r.values.end()) total_us += it->second / 1000;
+  auto cached = reference_cache_.find(candidate.reference_key);
+  if (!candidate.reference_key.empty() && cached != reference_cache_.end()) {
+    for (const v1::LaunchProfile& l : cached->second.first) {
+      *profile->add_reference_launches() = l;
     }
-    for (const CounterProfiler::Range& r : ref->ranges) {
-      v1::LaunchProfile* l = profile->add_reference_launches();
-      l->set_entry(r.name.size() > kMaxEntryChars
-                       ? r.name.substr(0, kMaxEntryChars) + "..."
-                       : r.name);
-      DeriveCounterFigures(r.values, spec, l);
-      if (total_us > 0) {
-        l->set_share_pct(100 * l->counters().gpu_time_us() / total_us);
-      }
-    }
-    passes = std::max(passes, ref->passes);
-    wall_ms += ref->wall_ms;
-  } else if (IsSticky(ref.status())) {
-    return ref.status();
+    passes = std::max(passes, cached->second.second);
   } else {
-    v1::MissingFigure* m = profile->add_missing();
-    m->set_figure("reference counters");
-    m->set_reason(std::string(ref.status().message()));
+    absl::StatusOr<CounterProfiler::Collection> ref = (*profiler)->Collect(
+        metrics, flush, [reference]() { return reference->RunEager(); });
+    if (ref.ok()) {
+      double total_us = 0;
+      for (const CounterProfiler::Range& r : ref->ranges) {
+        auto it = r.values.find("gpu__time_duration.sum");
+        if (it != r.values.end()) total_us += it->second / 1000;
+      }
+      std::vector<v1::LaunchProfile> launches;
+      for (const CounterProfiler::Range& r : ref->ranges) {
+        v1::LaunchProfile l;
+        l.set_entry(r.name.size() > kMaxEntryChars
+                        ? r.name.substr(0, kMaxEntryChars) + "..."
+                        : r.name);
+        DeriveCounterFigures(r.values, spec, &l);
+        if (total_us > 0) {
+          l.set_share_pct(100 * l.counters().gpu_time_us() / total_us);
+        }
+        *profile->add_reference_launches() = l;
+        launches.push_back(std::move(l));
+      }
+      passes = std::max(passes, ref->passes);
+      wall_ms += ref->wall_ms;
+      if (!candidate.reference_key.empty() && !launches.empty()) {
+        reference_cache_[candidate.reference_key] = {std::move(launches),
+                                                     ref->passes};
+      }
+    } else if (IsSticky(ref.status())) {
+      return ref.status();
+    } else {
+      v1::MissingFigure* m = profile->add_missing();
+      m->set_figure("reference counters");
+      m->set_reason(std::string(ref.status().message()));
+    }
   }
   if (preset == ProfilePreset::kFull && candidate.cubin != nullptr) {
     // Enough runs for a few thousand samples of a short kernel.

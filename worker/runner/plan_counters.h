@@ -12,12 +12,16 @@
 //
 // Ownership: borrows the DeviceContext and the L2 flusher; owns the
 // CounterProfiler, created on first use and kept (its config images are
-// reused). Thread safety: none (runner thread).
+// reused), and the reference's counters per problem, shape and preset.
+// Thread safety: none (runner thread).
 #ifndef KBENCH_WORKER_RUNNER_PLAN_COUNTERS_H_
 #define KBENCH_WORKER_RUNNER_PLAN_COUNTERS_H_
 
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "common/counter_figures.h"
@@ -46,6 +50,10 @@ class PlanCounters {
     const std::string* cubin = nullptr;  // The image `bound` runs.
     const std::string* source = nullptr;
     std::string filename;
+    // Identifies the reference's work (problem, shape, preset): its
+    // counters are read once per key and reused, since the reference does
+    // not change between profiles. Empty: read every time.
+    std::string reference_key;
   };
 
   // Adds the counters to `profile`, whose launches() already hold the
@@ -64,6 +72,9 @@ class PlanCounters {
   L2Flusher* flusher_;
   CounterProfiler::Options options_;
   PcSampler sampler_;
+  // reference_key -> the reference's launches with counters, and passes.
+  std::map<std::string, std::pair<std::vector<v1::LaunchProfile>, int>>
+      reference_cache_;
   std::unique_ptr<CounterProfiler> profiler_;
   absl::Status create_status_;
   bool tried_ = false;

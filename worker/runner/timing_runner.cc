@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/problem_util.h"
+#include "common/repro_manifest.h"
 #include "common/run_checks.h"
 #include "common/sample_stats.h"
 #include "common/status_macros.h"
@@ -223,6 +224,9 @@ absl::Status TimingRunner::Run(
     candidate.cubin = &cubin;
     candidate.source = &job.source();
     candidate.filename = job.filename();
+    candidate.reference_key = absl::StrCat(ProtoDigest(job.problem()), "/",
+                                           ProtoDigest(job.timing_shape()), "/",
+                                           ProfilePresetName(preset));
     RETURN_IF_ERROR(counters_->Add(preset, candidate, reference, profile));
   }
   return absl::OkStatus();
