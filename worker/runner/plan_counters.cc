@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <utility>
@@ -137,7 +138,14 @@ absl::Status PlanCounters::Add(ProfilePreset preset, const Candidate& candidate,
       m->set_reason(std::string(ref.status().message()));
     }
   }
-  if (preset == ProfilePreset::kFull && candidate.cubin != nullptr) {
+  const char* no_pc = std::getenv("KBENCH_NO_PC_SAMPLING");
+  if (preset == ProfilePreset::kFull && no_pc != nullptr && *no_pc != '\0') {
+    v1::MissingFigure* m = profile->add_missing();
+    m->set_figure("hot_lines");
+    m->set_reason(
+        "PC sampling is turned off on this worker "
+        "(KBENCH_NO_PC_SAMPLING)");
+  } else if (preset == ProfilePreset::kFull && candidate.cubin != nullptr) {
     // Enough runs for a few thousand samples of a short kernel.
     const double us = std::max(1.0, profile->total().median_us());
     const int runs = static_cast<int>(std::clamp(20000.0 / us, 1.0, 50.0));

@@ -5,7 +5,8 @@
 // ProfileReport: counters and top stalls per launch, the reference's
 // launches with their time shares, the preset, passes, wall time and the
 // figures that could not be read; with the full preset it also samples the
-// candidate's PCs (PcSampler) for its hottest source lines. When counters
+// candidate's PCs (PcSampler) for its hottest source lines, unless the
+// worker's environment sets KBENCH_NO_PC_SAMPLING. When counters
 // are unavailable (no
 // privileges, another profiler attached) it says why in
 // counters_unavailable and leaves the timing and static facts as they are.
