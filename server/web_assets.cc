@@ -24,8 +24,9 @@ extern const size_t kWebAssetFileCount;
 namespace {
 
 // The page's scripts, in the order index.html loads them.
-constexpr const char* kScripts[] = {"util.js",    "charts.js", "overview.js",
-                                    "session.js", "job.js",    "main.js"};
+constexpr const char* kScripts[] = {"util.js",    "charts.js",  "overview.js",
+                                    "profile.js", "session.js", "job.js",
+                                    "main.js"};
 
 // Serves the embedded file `name` as `content_type` at GET `path`.
 void ServeAsset(httplib::Server& s, const std::string& path,

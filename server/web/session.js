@@ -19,11 +19,12 @@ class SessionView {
     this.banner = h('div', { class: 'verdict-banner v-none' }, 'loading…');
     this.figures = h('div', { class: 'grid figures' });
     this.charts = h('div', { class: 'grid charts' });
+    this.profile = h('div', { class: 'profile-wrap' });
     this.problem = h('div');
     this.live = h('div', { class: 'live-jobs' });
     this.turnList = h('ol', { class: 'timeline', reversed: true });
     append(root, [
-      this.head, this.banner, this.figures, this.charts,
+      this.head, this.banner, this.figures, this.charts, this.profile,
       section('Turns', { id: 'turns' },
         h('p', { class: 'muted small' }, 'Newest first. Each tool call of the session is one turn; jobs still in flight are shown on top.'),
         this.live, this.turnList),
@@ -66,6 +67,7 @@ class SessionView {
     const current = timed.length ? timed[timed.length - 1] : null;
     this.renderFigures(turns, current, problem);
     this.renderCharts(timed, current);
+    fill(this.profile, profileCard(latestProfile(turns)));
     this.renderTurns(turns);
     this.renderProblem(problem);
   }

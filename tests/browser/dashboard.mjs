@@ -103,6 +103,17 @@ try {
   ok(stallBars === 5 && /long_scoreboard/.test(stalls) && /46\.5 %/.test(stalls),
     'the warp-stall chart draws the top 5 reasons of the profiled turn (' + stallBars + ' bars)');
   ok(await page.$('#problem .statement'), 'the problem statement is shown');
+  // The profile card: kbd's hints on the profiled turn, and its hot lines.
+  const rules = await page.$$eval('#profile ul.hints li', (els) => els.map((e) => e.dataset.rule));
+  ok(rules.includes('long_scoreboard') && rules.includes('uncoalesced_loads'),
+    'the profile card lists the hints that fired (' + rules.join(', ') + ')');
+  const hot = await page.$$eval('#profile table.hot-lines tbody tr', (els) => els.map((e) => e.textContent));
+  ok(hot.length === 3 && /\+=/.test(hot[0]) && /70(\.0)? ?%/.test(hot[0]),
+    'the profile card shows 3 hot source lines, the hottest at 70% (' + (hot[0] || '').replace(/\s+/g, ' ') + ')');
+  const card = await page.textContent('#profile');
+  ok(/preset full/.test(card) && /16 replay passes/.test(card) && /headroom/.test(card) && /-bound/.test(card),
+    'the profile card states the preset, the passes, the headroom and the roofline class');
+  await (await page.$('#profile')).screenshot({ path: path.join(opts.out, 'profile.png') });
 
   // Open the last version's diff (two-stage against naive).
   const lastSubmit = await page.$$eval('#turns .turn[data-tool="submit_kernel"]', (els) => Number(els[0].dataset.seq));
@@ -135,14 +146,20 @@ try {
   const blocker = post(naive + '\n// FAKE_SLOW_MS=8000\n', 'dashboard-blocker');
   // The blocker job itself must be on the GPU (leased and running) before
   // the watched job is sent, and the worker must be the one holding it.
-  const blockerJob = await page.waitForFunction(async () => {
-    const j = await (await fetch('/api/jobs?session=dashboard-blocker&stage=running')).json();
-    const job = (j.jobs || [])[0];
-    if (!job) return null;
-    const w = await (await fetch('/api/workers')).json();
-    return (w.workers || []).some((x) => x.current_job_id === job.id) ? job.id : null;
-  }, null, { timeout: WAIT_MS, polling: 100 }).then((h) => h.jsonValue());
-  note('the blocker job ' + blockerJob + ' holds the worker');
+  // (Polled from here: waitForFunction takes the Promise of an async
+  // predicate as truthy and would not wait.)
+  let blockerJob = null;
+  for (const deadline = Date.now() + WAIT_MS; !blockerJob && Date.now() < deadline;) {
+    blockerJob = await page.evaluate(async () => {
+      const j = await (await fetch('/api/jobs?session=dashboard-blocker&stage=running')).json();
+      const job = (j.jobs || [])[0];
+      if (!job) return null;
+      const w = await (await fetch('/api/workers')).json();
+      return (w.workers || []).some((x) => x.current_job_id === job.id) ? job.id : null;
+    });
+    if (!blockerJob) await new Promise((r) => setTimeout(r, 100));
+  }
+  ok(!!blockerJob, 'the blocker job ' + blockerJob + ' holds the only worker');
   await page.evaluate(() => {
     window.__kbStages = [];
     window.__kbStageTimer = setInterval(() => {
@@ -221,7 +238,7 @@ try {
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   ok(overflow <= 0, 'the session page fits a 420 px wide screen (overflow ' + overflow + ' px)');
 
-  ok(await page.evaluate(() => document.scripts.length) === 6, 'no script element was added to the page (6 scripts)');
+  ok(await page.evaluate(() => document.scripts.length) === 7, 'no script element was added to the page (7 scripts)');
   ok(pageErrors.length === 0, 'no uncaught error in the page' + (pageErrors.length ? ': ' + pageErrors.join('; ') : ''));
 } catch (e) {
   status = 1;

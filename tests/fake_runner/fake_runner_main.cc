@@ -19,7 +19,11 @@
 // kernel's median is 10 us, or <n> us with the marker FAKE_KERNEL_US=<n>
 // anywhere in the source (the reference's is 20 us); FLOPs and minimum bytes
 // are the problem's at the timed shape. The fake GPU reports measured
-// ceilings of 4000 GB/s and 60 TFLOP/s.
+// ceilings of 4000 GB/s and 60 TFLOP/s and a 5 us launch floor. PROFILE results
+// also carry hardware counters (the naive kernel's, as read on an H200, L2 hit
+// rate above 100% included), two reference kernels, and hot source lines on the
+// source's first "+=", "for (" and "out[" code lines (70/20/10% of 1000
+// samples).
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -29,14 +33,21 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/counter_figures.h"
+#include "common/hot_lines.h"
 #include "common/problem_util.h"
 #include "common/proto_io.h"
 #include "kbench/v1/report.pb.h"
@@ -67,6 +78,7 @@ v1::GpuSpec FakeSpec() {
   spec.set_driver_version("fake");
   spec.set_measured_copy_gbps(4000.0);
   spec.set_measured_fp32_tflops(60.0);
+  spec.set_measured_launch_us(5.0);
   return spec;
 }
 
@@ -123,6 +135,68 @@ v1::Stats FakeStats(double median_us) {
   s.set_n(10);
   s.set_rel_stderr(0.02 / 3.1623);
   return s;
+}
+
+// Counters, reference kernels and hot lines of a fake profile.
+void FillFakeCounters(const v1::RunnerJob& job, const v1::GpuSpec& spec,
+                      v1::ProfileReport* profile, v1::LaunchProfile* launch) {
+  const std::map<std::string, double> values = {
+      {"gpu__time_duration.sum", 11520},
+      {"dram__bytes_read.sum", 41472},
+      {"dram__bytes_write.sum", 11776},
+      {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 0.096},
+      {"lts__t_sector_hit_rate.pct", 109.25},
+      {"l1tex__t_sector_hit_rate.pct", 87.57},
+      {"sm__warps_active.avg.pct_of_peak_sustained_active", 3.29},
+      {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 6168},
+      {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 89172},
+      {"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", 24},
+      {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 84},
+      {"smsp__warps_eligible.avg.per_cycle_active", 0.042},
+      {"smsp__warps_active.avg.per_cycle_active", 1.04},
+      {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 0.25},
+      {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+       3.55},
+      {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 86016},
+  };
+  DeriveCounterFigures(values, spec, launch);
+  profile->set_preset(job.profile_preset().empty() ? "full"
+                                                   : job.profile_preset());
+  profile->set_passes(job.profile_preset() == "fast" ? 3 : 16);
+  profile->set_counters_ms(job.profile_preset() == "fast" ? 150 : 600);
+  for (const char* name : {"concat_last_dim", "sm90_xmma_gemm_f32f32 (fake)"}) {
+    v1::LaunchProfile* r = profile->add_reference_launches();
+    r->set_entry(name);
+    DeriveCounterFigures({{"gpu__time_duration.sum", 4000}}, spec, r);
+    r->set_share_pct(50);
+  }
+  if (job.profile_preset() == "fast") return;
+  // Hot lines: 70/20/10% of 1000 samples on the first "+=", "for (" and
+  // "out[" lines of the source.
+  std::vector<PcSample> samples;
+  const std::pair<const char*, int64_t> hot[] = {
+      {"+=", 700}, {"for (", 200}, {"out[", 100}};
+  const std::vector<std::string> lines = absl::StrSplit(job.source(), '\n');
+  for (const auto& [needle, n] : hot) {
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const absl::string_view code =
+          absl::StripLeadingAsciiWhitespace(lines[i]);
+      if (absl::StartsWith(code, "//") ||
+          code.find(needle) == std::string::npos) {
+        continue;
+      }
+      samples.push_back(
+          {"gather_linear", job.filename(), static_cast<int>(i + 1),
+           "smsp__pcsamp_warps_issue_stalled_long_scoreboard", n});
+      break;
+    }
+  }
+  int64_t total = 0;
+  for (v1::SourceLine& l :
+       RankSourceLines(samples, job.source(), job.filename(), 8, &total)) {
+    *profile->add_hot_lines() = std::move(l);
+  }
+  profile->set_pc_samples(total);
 }
 
 v1::JobResult PassResult(const v1::RunnerJob& job) {
@@ -190,6 +264,7 @@ v1::JobResult PassResult(const v1::RunnerJob& job) {
       *launch->mutable_time() = FakeStats(kernel_median);
       launch->set_share_pct(100);
       launch->set_registers(28);
+      FillFakeCounters(job, FakeSpec(), profile, launch);
       const std::pair<const char*, double> stalls[] = {
           {"long_scoreboard", 46.5},
           {"wait", 17.25},

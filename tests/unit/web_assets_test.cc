@@ -44,8 +44,9 @@ class NoTools : public AgentToolBackend {
   }
 };
 
-constexpr const char* kScripts[] = {"util.js",    "charts.js", "overview.js",
-                                    "session.js", "job.js",    "main.js"};
+constexpr const char* kScripts[] = {"util.js",    "charts.js",  "overview.js",
+                                    "profile.js", "session.js", "job.js",
+                                    "main.js"};
 
 TEST(WebAssetsTest, EmbeddedFilesMatchTheSourceTree) {
   std::vector<std::string> names = {"index.html", "style.css"};
