@@ -203,12 +203,6 @@ absl::StatusOr<CounterProfiler::Config*> CounterProfiler::ConfigFor(
   return raw;
 }
 
-absl::StatusOr<int> CounterProfiler::Passes(
-    const std::vector<std::string>& metrics) {
-  ASSIGN_OR_RETURN(Config * config, ConfigFor(metrics));
-  return config->passes;
-}
-
 absl::StatusOr<CounterProfiler::Collection> CounterProfiler::Collect(
     const std::vector<std::string>& metrics,
     const std::function<absl::Status()>& before_pass,

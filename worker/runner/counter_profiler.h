@@ -81,9 +81,6 @@ class CounterProfiler {
       const std::function<absl::Status()>& before_pass,
       const std::function<absl::Status()>& enqueue);
 
-  // Replay passes the config of `metrics` needs (builds it if new).
-  absl::StatusOr<int> Passes(const std::vector<std::string>& metrics);
-
  private:
   struct Config {
     CUpti_Profiler_Host_Object* host = nullptr;  // Owned.
