@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/forked_child.h"
 #include "common/paths.h"
 #include "common/proto_io.h"
 #include "common/status_macros.h"
@@ -28,15 +28,7 @@ namespace {
 // Runs in the forked child: only async-signal-safe calls until execve.
 [[noreturn]] void ChildExec(int in_r, int out_w, pid_t parent, const char* path,
                             char* const* argv) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(126);
-  sigset_t empty;
-  sigemptyset(&empty);
-  sigprocmask(SIG_SETMASK, &empty, nullptr);
-  struct sigaction dfl;
-  std::memset(&dfl, 0, sizeof(dfl));
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);
+  if (!PrepareForkedChild(parent)) _exit(127);
   const int i = fcntl(in_r, F_DUPFD_CLOEXEC, 10);
   const int o = fcntl(out_w, F_DUPFD_CLOEXEC, 10);
   if (i < 0 || o < 0 || dup2(i, 0) < 0 || dup2(o, 1) < 0) _exit(127);

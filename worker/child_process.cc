@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
+#include "common/forked_child.h"
 #include "spdlog/spdlog.h"
 
 extern char** environ;
@@ -48,16 +48,7 @@ const char* StepName(int step) {
     _exit(127);
   };
   setpgid(0, 0);
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(kStepPdeathsig);
-  if (getppid() != parent) _exit(126);  // The worker died already.
-  // Exec keeps the signal mask and ignored dispositions: reset them.
-  sigset_t empty;
-  sigemptyset(&empty);
-  sigprocmask(SIG_SETMASK, &empty, nullptr);
-  struct sigaction dfl;
-  std::memset(&dfl, 0, sizeof(dfl));
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);
+  if (!PrepareForkedChild(parent)) fail(kStepPdeathsig);
   // Move the ends above the target numbers first, so no dup2 clobbers one.
   const int s = fcntl(sock, F_DUPFD_CLOEXEC, 10);
   const int o = fcntl(out_w, F_DUPFD_CLOEXEC, 10);
