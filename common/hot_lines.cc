@@ -39,6 +39,10 @@ std::vector<v1::SourceLine> RankSourceLines(const std::vector<PcSample>& pcs,
   std::map<std::tuple<std::string, int, std::string>, Line> lines;
   *total = 0;
   for (const PcSample& p : pcs) {
+    // CUPTI reports each state twice: X (every sample of a warp in state
+    // X) and X_not_issued (those of them in cycles that issued nothing), a
+    // subset; counting both would count those samples twice.
+    if (absl::EndsWith(p.state, "_not_issued")) continue;
     *total += p.samples;
     if (p.line <= 0 || p.samples <= 0) continue;
     Line& l = lines[{p.file, p.line, p.entry}];

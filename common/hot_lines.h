@@ -29,7 +29,8 @@ std::string WarpStateName(const std::string& cupti_name);
 
 // The `max_lines` lines with the most samples, hottest first. `source` and
 // `filename` give the text of lines in the kernel's own file. Samples
-// without a line are counted in the total only. Sets *total.
+// without a line are counted in the total only; "_not_issued" states (a
+// subset of the samples of the same state) are skipped. Sets *total.
 std::vector<v1::SourceLine> RankSourceLines(const std::vector<PcSample>& pcs,
                                             const std::string& source,
                                             const std::string& filename,

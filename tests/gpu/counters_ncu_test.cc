@@ -63,6 +63,11 @@ constexpr Compared kCompared[] = {
     {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", Kind::kRate},
 };
 
+double Get(const std::map<std::string, double>& values, const char* metric) {
+  auto it = values.find(metric);
+  return it == values.end() ? 0 : it->second;
+}
+
 std::string FindNcu() {
   if (const char* env = std::getenv("KBENCH_NCU"); env && *env) return env;
   std::vector<std::string> dirs = {"/usr/local/cuda/bin"};
@@ -151,13 +156,27 @@ class CountersNcuTest : public ::testing::Test {
     std::vector<std::string> metrics;
     for (const Compared& c : kCompared) metrics.push_back(c.metric);
     const std::string csv = work_.path() + "/ncu.csv";
-    const testing::CommandResult r = testing::RunCommand(
-        {ncu_, "--clock-control", "none", "--print-units", "base", "--csv",
-         "--log-file", csv, "-k", "regex:^" + entry + "$", "--launch-count",
-         "1", "--metrics", absl::StrJoin(metrics, ","),
-         testing::BinDir() + "/kbrunner", "--oneshot", job_path,
-         work_.path() + "/ncu-result.pb"},
-        {}, absl::Seconds(240));
+    std::vector<std::string> argv = {
+        ncu_,   "--clock-control", "none",       "--print-units",
+        "base", "--csv",           "--log-file", csv};
+    // KBENCH_NCU_ARGS: extra ncu flags, space-separated, for investigating
+    // a mismatch (e.g. "--cache-control none").
+    if (const char* extra = std::getenv("KBENCH_NCU_ARGS")) {
+      for (absl::string_view a :
+           absl::StrSplit(extra, ' ', absl::SkipEmpty())) {
+        argv.emplace_back(a);
+      }
+    }
+    for (const std::string& a :
+         {std::string("-k"), "regex:^" + entry + "$",
+          std::string("--launch-count"), std::string("1"),
+          std::string("--metrics"), absl::StrJoin(metrics, ","),
+          testing::BinDir() + "/kbrunner", std::string("--oneshot"), job_path,
+          work_.path() + "/ncu-result.pb"}) {
+      argv.push_back(a);
+    }
+    const testing::CommandResult r =
+        testing::RunCommand(argv, {}, absl::Seconds(240));
     EXPECT_EQ(r.exit_code, 0) << "ncu failed:\n" << r.out << r.err;
     std::map<std::string, double> values;
     std::string first_id;
@@ -170,9 +189,14 @@ class CountersNcuTest : public ::testing::Test {
   }
 
   // Compares and prints the table; returns the number of mismatches.
+  // The L2 hit rate of a kernel with too few L2 lookups is not stable
+  // from run to run, in ncu either (65% to 88% for the naive kernel at the
+  // default shape); the profile labels it so (`suspects`), and then it is
+  // shown but not compared.
   void Compare(const std::string& title,
                const std::map<std::string, double>& ours,
-               const std::map<std::string, double>& ncu) {
+               const std::map<std::string, double>& ncu,
+               const std::vector<std::string>& suspects) {
     std::cout << "\n"
               << title << "\n\n| metric | kbench | ncu | diff | rule |\n"
               << "|---|---:|---:|---:|---|\n";
@@ -193,15 +217,31 @@ class CountersNcuTest : public ::testing::Test {
           ok = x == y;
           rule = "equal";
           break;
-        case Kind::kBytes:
-          ok = std::fabs(rel) <= 0.01;
-          rule = "within 1%";
+        case Kind::kBytes: {
+          // Within 1% of the launch's DRAM traffic (read + write, by ncu):
+          // ncu itself varies by a few hundred bytes between runs of the
+          // same launch (40,704 to 41,216 B read at the default shape;
+          // 0 or 1,536 B written at the medium one).
+          const double traffic = Get(ncu, "dram__bytes_read.sum") +
+                                 Get(ncu, "dram__bytes_write.sum");
+          ok = std::fabs(x - y) <= 0.01 * traffic;
+          rule = "within 1% of DRAM traffic";
           break;
+        }
         case Kind::kRate:
           ok = std::fabs(rel) <= 0.05 ||
                (absl::StrContains(c.metric, "pct") && std::fabs(x - y) <= 0.5);
           rule = "within 5%";
           break;
+      }
+      if (std::string(c.metric) == "lts__t_sector_hit_rate.pct") {
+        for (const std::string& why : suspects) {
+          if (absl::StartsWith(why, "l2_hit_rate_pct") &&
+              absl::StrContains(why, "too few")) {
+            ok = true;
+            rule = "labelled unstable (too few L2 lookups), not compared:";
+          }
+        }
       }
       std::cout << absl::StrFormat("| %s | %.6g | %.6g | %+.2f%% | %s %s |\n",
                                    c.metric, x, y, 100 * rel, rule,
@@ -245,9 +285,17 @@ TEST_F(CountersNcuTest, NaiveKernelMatchesNcuAtDefaultAndMediumShapes) {
     std::map<std::string, double> ours(l.counters().metrics().begin(),
                                        l.counters().metrics().end());
     const std::map<std::string, double> ncu = Ncu(resp.job_id(), l.entry());
+    const std::vector<std::string> suspects(l.counters().suspect().begin(),
+                                            l.counters().suspect().end());
+    if (shapes == "medium") {
+      // Plenty of L2 traffic: the hit rate is compared, not excused.
+      for (const std::string& why : suspects) {
+        EXPECT_FALSE(absl::StrContains(why, "too few")) << why;
+      }
+    }
     Compare(absl::StrCat("naive kernel, ", shapes, " shape (", p.shape(),
                          "), job ", resp.job_id()),
-            ours, ncu);
+            ours, ncu, suspects);
     // PC sampling maps the samples to the kernel's lines; the inner loop's
     // multiply-add is among the hottest three.
     EXPECT_FALSE(p.hot_lines().empty()) << p.DebugString();

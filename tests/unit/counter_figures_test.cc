@@ -96,13 +96,18 @@ TEST(CounterFiguresTest, LabelsValuesOutsideTheirPhysicalRange) {
   v1::GpuSpec spec;
   v1::LaunchProfile l;
   DeriveCounterFigures(NaiveValues(), spec, &l);
+  // The naive kernel makes ~25,000 L2 lookups: too few for a stable rate.
   ASSERT_EQ(l.counters().suspect_size(), 1) << l.DebugString();
-  EXPECT_NE(l.counters().suspect(0).find("l2_hit_rate_pct 108.3%"),
+  EXPECT_NE(l.counters().suspect(0).find("l2_hit_rate_pct 108.3%: only about "
+                                         "25498 L2 sector lookups"),
             std::string::npos)
       << l.counters().suspect(0);
 
   std::map<std::string, double> v = NaiveValues();
   v["lts__t_sector_hit_rate.pct"] = 99;
+  // Enough L2 traffic for a stable hit rate (the medium shape's).
+  v["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] = 2.77e8;
+  v["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] = 1.68e7;
   v["smsp__warps_eligible.avg.per_cycle_active"] = 3;  // > active (1.98)
   v["gpu__time_duration.sum"] = 1;  // 44 KB in 1 ns: far past the GPU's peak
   spec.set_theoretical_memory_gbps(4800);
@@ -113,11 +118,18 @@ TEST(CounterFiguresTest, LabelsValuesOutsideTheirPhysicalRange) {
             std::string::npos);
   EXPECT_NE(m.counters().suspect(1).find("dram_read_gbps"), std::string::npos);
 
-  v1::LaunchProfile fine;
+  v1::LaunchProfile fine, over;
   v = NaiveValues();
+  v["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] = 2.77e8;
+  v["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] = 1.68e7;
   v["lts__t_sector_hit_rate.pct"] = 100;
   DeriveCounterFigures(v, spec, &fine);
   EXPECT_EQ(fine.counters().suspect_size(), 0) << fine.DebugString();
+  v["lts__t_sector_hit_rate.pct"] = 100.4;  // Above 100 at any size.
+  DeriveCounterFigures(v, spec, &over);
+  ASSERT_EQ(over.counters().suspect_size(), 1) << over.DebugString();
+  EXPECT_NE(over.counters().suspect(0).find("outside [0, 100]%"),
+            std::string::npos);
 }
 
 TEST(CounterFiguresTest, TopStallsAreSharesWithoutSelected) {

@@ -32,9 +32,9 @@ TEST(HotLinesTest, RanksLinesBySamplesWithTextAndStates) {
   const std::string ls = "smsp__pcsamp_warps_issue_stalled_long_scoreboard";
   const std::string sel = "smsp__pcsamp_warps_issue_stalled_selected";
   const std::vector<PcSample> pcs = {
-      // Line 4 at two PCs: 600 long_scoreboard (one part not issued), 100
-      // selected.
-      {"gather_linear", "/tmp/k/kernel.cu", 4, ls, 500},
+      // Line 4: 600 long_scoreboard (100 of them also reported as not
+      // issued, which must not count again), 100 selected.
+      {"gather_linear", "/tmp/k/kernel.cu", 4, ls, 600},
       {"gather_linear", "/tmp/k/kernel.cu", 4, ls + "_not_issued", 100},
       {"gather_linear", "/tmp/k/kernel.cu", 4, sel, 100},
       {"gather_linear", "/tmp/k/kernel.cu", 3, sel, 150},
@@ -67,7 +67,9 @@ TEST(HotLinesTest, RanksLinesBySamplesWithTextAndStates) {
       RankSourceLines(pcs, kSource, "kernel.cu", 10, &total);
   ASSERT_EQ(all.size(), 4u);
   for (const v1::SourceLine& l : all) {
-    if (l.file() != "/tmp/k/kernel.cu") EXPECT_EQ(l.text(), "") << l.file();
+    if (l.file() != "/tmp/k/kernel.cu") {
+      EXPECT_EQ(l.text(), "") << l.file();
+    }
   }
 }
 

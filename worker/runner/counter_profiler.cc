@@ -205,7 +205,7 @@ absl::StatusOr<CounterProfiler::Config*> CounterProfiler::ConfigFor(
 
 absl::StatusOr<CounterProfiler::Collection> CounterProfiler::Collect(
     const std::vector<std::string>& metrics,
-    const std::function<absl::Status()>& before_pass,
+    const std::function<absl::Status()>& before_pass, int before_pass_kernels,
     const std::function<absl::Status()>& enqueue) {
   const auto t0 = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(Config * config, ConfigFor(metrics));
@@ -272,16 +272,14 @@ absl::StatusOr<CounterProfiler::Collection> CounterProfiler::Collect(
   const int max_iterations = config->passes + 2;
   bool all_submitted = false;
   for (int pass = 0; pass < max_iterations && !all_submitted; ++pass) {
-    if (user && before_pass) {
-      RETURN_IF_ERROR(before_pass());
-      CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), "flushing the L2");
-    }
     CUpti_RangeProfiler_Start_Params start = {
         CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
     start.pRangeProfilerObject = object;
     CUPTI_RETURN_IF_ERROR(cuptiRangeProfilerStart(&start),
                           "starting the range profiler");
-    const absl::Status queued = enqueue();
+    absl::Status queued = absl::OkStatus();
+    if (user && before_pass) queued = before_pass();
+    if (queued.ok()) queued = enqueue();
     const cudaError_t err = cudaStreamSynchronize(stream);
     CUpti_RangeProfiler_Stop_Params stop = {
         CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
@@ -316,7 +314,9 @@ absl::StatusOr<CounterProfiler::Collection> CounterProfiler::Collect(
   CUPTI_RETURN_IF_ERROR(cuptiRangeProfilerGetCounterDataInfo(&info),
                         "reading the counter data");
   std::vector<double> values(names.size());
-  for (size_t i = 0; i < info.numTotalRanges; ++i) {
+  const size_t skipped =
+      user && before_pass ? static_cast<size_t>(before_pass_kernels) : 0;
+  for (size_t i = skipped; i < info.numTotalRanges; ++i) {
     CUpti_RangeProfiler_CounterData_GetRangeInfo_Params range = {
         CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE};
     range.pCounterDataImage = data.data();

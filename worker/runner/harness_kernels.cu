@@ -179,6 +179,21 @@ unsigned int Blocks(int64_t n) {
       blocks < 65535 * 8 ? (blocks > 0 ? blocks : 1) : 65535 * 8);
 }
 
+// Reads every 16-byte word of `buf` (grid-stride, coalesced) and folds
+// them into one value, stored only if it equals `never` (the buffer is
+// zeros and `never` is not zero), so the loads cannot be elided and
+// nothing is written.
+__global__ void ReadAllKernel(const uint4* buf, int64_t n, unsigned never,
+                              unsigned* sink) {
+  unsigned acc = 0;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const uint4 v = __ldcg(buf + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == never) *sink = acc;
+}
+
 }  // namespace
 
 cudaError_t LaunchBlockStream(const volatile int* flag, int* timed_out,
@@ -253,6 +268,14 @@ cudaError_t LaunchConcatLastDim(const void* x, void* gathered, int dtype, int R,
   const int64_t n = int64_t(B) * R * H;
   GatherKernel<<<Blocks(n), kThreads, 0, stream>>>(x, dtype, gathered, dtype, R,
                                                    B, H);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchReadAll(const void* buf, size_t bytes, unsigned never,
+                          unsigned* sink, cudaStream_t stream) {
+  const int64_t n = static_cast<int64_t>(bytes / sizeof(uint4));
+  ReadAllKernel<<<1024, kThreads, 0, stream>>>(static_cast<const uint4*>(buf),
+                                               n, never, sink);
   return cudaGetLastError();
 }
 

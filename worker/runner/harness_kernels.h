@@ -47,12 +47,6 @@ cudaError_t LaunchBroadcastRows(const double* bias, double* out, int B, int K,
 cudaError_t LaunchConcatLastDim(const void* x, void* gathered, int dtype, int R,
                                 int B, int H, cudaStream_t stream);
 
-}  // namespace kbench
-
-#endif  // KBENCH_WORKER_RUNNER_HARNESS_KERNELS_H_
-
-namespace kbench {
-
 // Spins one thread until *flag != 0 (host-mapped memory) or `timeout_ns` of
 // GPU time passed; on timeout writes 1 to *timed_out. Holds the stream so
 // that work queued behind it runs back to back, free of host launch gaps
@@ -60,17 +54,9 @@ namespace kbench {
 cudaError_t LaunchBlockStream(const volatile int* flag, int* timed_out,
                               uint64_t timeout_ns, cudaStream_t stream);
 
-}  // namespace kbench
-
-namespace kbench {
-
 // One thread spins for `ns` of GPU time (%globaltimer): a workload of known
 // duration, for testing the timers.
 cudaError_t LaunchSpinFor(uint64_t ns, cudaStream_t stream);
-
-}  // namespace kbench
-
-namespace kbench {
 
 // FP32 FMA throughput probe: every thread runs `iterations` rounds of 8
 // independent FMA chains and writes one value to out[thread] (so nothing is
@@ -85,4 +71,13 @@ cudaError_t LaunchFmaProbe(float* out, int iterations, int blocks, int threads,
 cudaError_t LaunchClockProbe(unsigned long long* out, long long cycles,
                              int blocks, cudaStream_t stream);
 
+// Reads every byte of `buf` (`bytes`, a multiple of 16, 16-byte aligned)
+// through L2 and writes *sink only if the words fold to `never`: with a
+// zeroed buffer and `never` != 0 it writes nothing. Used to leave the L2
+// holding clean lines only (L2Flusher).
+cudaError_t LaunchReadAll(const void* buf, size_t bytes, unsigned never,
+                          unsigned* sink, cudaStream_t stream);
+
 }  // namespace kbench
+
+#endif  // KBENCH_WORKER_RUNNER_HARNESS_KERNELS_H_

@@ -1,5 +1,14 @@
-// L2Flusher: evicts the L2 cache before a timed sample ("cold" timing, as
-// nvbench does) by writing a buffer twice the L2's size.
+// L2Flusher: evicts the L2 cache before a timed sample or a counter pass
+// ("cold", as nvbench and ncu's cache control do). It reads a zeroed
+// buffer twice the L2's size through L2, twice over: every line the L2
+// held is evicted (dirty ones written back now, not during the next
+// kernel), and the L2 is left holding clean lines of the buffer only. One
+// read leaves about 1% of the dirty lines in place (H200: 92 KB of DRAM
+// writes in a read-only kernel after a memset of the L2's size, against 0
+// after two; tests/gpu/counter_profiler_test.cc). A memset (nvbench's flush)
+// would leave the L2 full of dirty lines whose write-back lands inside the
+// next kernel: DRAM writes that kernel never made, and a slower first
+// access; ncu's flush leaves none.
 //
 // Ownership: owns the buffer. Thread safety: none.
 #ifndef KBENCH_WORKER_RUNNER_L2_FLUSHER_H_
@@ -19,14 +28,18 @@ class L2Flusher {
  public:
   // `l2_bytes`: the GPU's L2 size (GpuSpec.l2_bytes).
   static absl::StatusOr<std::unique_ptr<L2Flusher>> Create(int64_t l2_bytes);
-  // Enqueues the flush (a memset of the buffer) on `stream`.
+  // Kernels one Flush launches (a profiler drops their ranges).
+  static constexpr int kKernels = 2;
+
+  // Enqueues the flush (kKernels read-only kernels over the buffer) on
+  // `stream`.
   absl::Status Flush(cudaStream_t stream);
   size_t bytes() const { return buffer_.bytes(); }
 
  private:
   L2Flusher() = default;
-  DeviceBuffer buffer_;
-  int value_ = 0;
+  DeviceBuffer buffer_;  // Zeros.
+  DeviceBuffer sink_;    // Never written (see LaunchReadAll).
 };
 
 }  // namespace kbench

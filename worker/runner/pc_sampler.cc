@@ -4,6 +4,7 @@
 #include <cupti.h>
 #include <cupti_pcsampling.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -54,19 +55,45 @@ struct SampleBuffer {
 
 }  // namespace
 
-absl::StatusOr<PcSampler::Result> PcSampler::Sample(
-    const std::string& cubin, const std::string& source,
-    const std::string& filename, int runs,
-    const std::function<absl::Status()>& enqueue) {
+absl::StatusOr<PcSampler::Result> PcSampler::Sample(const std::string& cubin,
+                                                    const std::string& source,
+                                                    const std::string& filename,
+                                                    int runs, double run_us,
+                                                    const Loader& load) {
+  // A longer sampled window gets a longer period, so that the samples
+  // stay near what options_.window_us gives at the base period.
+  uint32_t period = options_.period;
+  for (double window = runs * run_us; window > options_.window_us;
+       window /= 2) {
+    ++period;
+  }
+  absl::StatusOr<Result> r;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    r = SampleAt(std::min<uint32_t>(period, 31), cubin, source, filename, runs,
+                 load);
+    if (!absl::IsResourceExhausted(r.status())) break;
+    spdlog::info("PC sampling: hardware buffer full at period {}; retrying",
+                 period);
+    period += 3;  // 8x fewer samples.
+  }
+  return r;
+}
+
+absl::StatusOr<PcSampler::Result> PcSampler::SampleAt(
+    uint32_t period, const std::string& cubin, const std::string& source,
+    const std::string& filename, int runs, const Loader& load) {
   CUcontext cu = nullptr;
   ctx_->driver().CtxGetCurrent(&cu);
   CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(ctx_->stream()),
                        "before PC sampling");
 
-  // Outlives the Disable guard below: CUPTI may write to it until then.
-  std::unique_ptr<SampleBuffer> buffer;
+  // Both outlive the Disable guard below: CUPTI may write to them until
+  // then. `config_buffer` is the buffer the configuration names;
+  // `fetched` receives the samples from GetData.
+  std::unique_ptr<SampleBuffer> config_buffer, fetched;
   std::vector<uint32_t> indices;  // Stall reasons sampled (in the config).
-  // Enabled first: the stall reason queries need PC sampling on.
+  // Enabled first: the stall reason queries need PC sampling on, and only
+  // modules loaded from now on count as user code.
   CUpti_PCSamplingEnableParams enable = {CUpti_PCSamplingEnableParamsSize};
   enable.ctx = cu;
   PC_RETURN_IF_ERROR(cuptiPCSamplingEnable(&enable), "enabling");
@@ -103,37 +130,35 @@ absl::StatusOr<PcSampler::Result> PcSampler::Sample(
   std::map<uint32_t, std::string> reason_name;
   for (size_t i = 0; i < num_reasons; ++i) reason_name[indices[i]] = names[i];
 
-  buffer = std::make_unique<SampleBuffer>(options_.buffer_pcs, num_reasons);
-  std::vector<CUpti_PCSamplingConfigurationInfo> config(8);
+  config_buffer =
+      std::make_unique<SampleBuffer>(options_.buffer_pcs, num_reasons);
+  fetched = std::make_unique<SampleBuffer>(options_.buffer_pcs, num_reasons);
+  std::vector<CUpti_PCSamplingConfigurationInfo> config(7);
   config[0].attributeType =
       CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
   config[0].attributeData.stallReasonData.stallReasonCount = num_reasons;
   config[0].attributeData.stallReasonData.pStallReasonIndex = indices.data();
   config[1].attributeType =
       CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
-  config[1].attributeData.samplingPeriodData.samplingPeriod = options_.period;
+  config[1].attributeData.samplingPeriodData.samplingPeriod = period;
   config[2].attributeType =
       CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
   config[2].attributeData.samplingDataBufferData.samplingDataBuffer =
-      &buffer->data;
+      &config_buffer->data;
   config[3].attributeType =
       CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL;
   config[3].attributeData.enableStartStopControlData.enableStartStopControl = 1;
   config[4].attributeType =
-      CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
-  config[4].attributeData.collectionModeData.collectionMode =
-      CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED;
-  config[5].attributeType =
       CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT;
-  config[5].attributeData.outputDataFormatData.outputDataFormat =
+  config[4].attributeData.outputDataFormatData.outputDataFormat =
       CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
-  config[6].attributeType =
+  config[5].attributeType =
       CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
-  config[6].attributeData.hardwareBufferSizeData.hardwareBufferSize =
+  config[5].attributeData.hardwareBufferSizeData.hardwareBufferSize =
       options_.hardware_buffer_bytes;
-  config[7].attributeType =
+  config[6].attributeType =
       CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SCRATCH_BUFFER_SIZE;
-  config[7].attributeData.scratchBufferSizeData.scratchBufferSize =
+  config[6].attributeData.scratchBufferSizeData.scratchBufferSize =
       options_.scratch_buffer_bytes;
   CUpti_PCSamplingConfigurationInfoParams set = {
       CUpti_PCSamplingConfigurationInfoParamsSize};
@@ -143,6 +168,8 @@ absl::StatusOr<PcSampler::Result> PcSampler::Sample(
   PC_RETURN_IF_ERROR(cuptiPCSamplingSetConfigurationAttribute(&set),
                      "configuring");
 
+  // A fresh copy of the candidate, loaded while PC sampling is enabled.
+  ASSIGN_OR_RETURN(std::function<absl::Status()> enqueue, load());
   CUpti_PCSamplingStartParams start = {CUpti_PCSamplingStartParamsSize};
   start.ctx = cu;
   PC_RETURN_IF_ERROR(cuptiPCSamplingStart(&start), "starting");
@@ -156,13 +183,29 @@ absl::StatusOr<PcSampler::Result> PcSampler::Sample(
   if (err != cudaSuccess) return CudaRtStatus(err, "PC sampling the kernels");
   PC_RETURN_IF_ERROR(stopped, "stopping");
 
-  // Stop leaves the samples in the buffer; GetData fetches what remains.
+  // After Stop, GetData hands over the range's records, a buffer at a time.
   std::vector<PcSample> samples;
   std::map<std::pair<std::string, uint64_t>, std::pair<std::string, int>>
       lines;  // (function, pc offset) -> (file, line).
-  for (int round = 0; round < 64; ++round) {
-    for (size_t i = 0; i < buffer->data.totalNumPcs; ++i) {
-      const CUpti_PCSamplingPCData& pc = buffer->data.pPcData[i];
+  uint64_t total = 0, dropped = 0, non_user = 0;
+  bool hardware_full = false;
+  for (int round = 0; round < 256; ++round) {
+    CUpti_PCSamplingGetDataParams get = {CUpti_PCSamplingGetDataParamsSize};
+    get.ctx = cu;
+    get.pcSamplingData = &fetched->data;
+    const CUptiResult got = cuptiPCSamplingGetData(&get);
+    if (got == CUPTI_ERROR_OUT_OF_MEMORY) {
+      return absl::ResourceExhaustedError(
+          "PC sampling: the hardware sample buffer filled up");
+    }
+    PC_RETURN_IF_ERROR(got, "reading the samples");
+    const CUpti_PCSamplingData& data = fetched->data;
+    total += data.totalSamples;
+    dropped += data.droppedSamples;
+    non_user += data.nonUsrKernelsTotalSamples;
+    hardware_full = hardware_full || data.hardwareBufferFull != 0;
+    for (size_t i = 0; i < data.totalNumPcs; ++i) {
+      const CUpti_PCSamplingPCData& pc = data.pPcData[i];
       const std::string function =
           pc.functionName != nullptr ? pc.functionName : "";
       auto key = std::make_pair(function, pc.pcOffset);
@@ -195,20 +238,25 @@ absl::StatusOr<PcSampler::Result> PcSampler::Sample(
         samples.push_back(std::move(p));
       }
     }
-    if (round > 0 && buffer->data.remainingNumPcs == 0) break;
-    CUpti_PCSamplingGetDataParams get = {CUpti_PCSamplingGetDataParamsSize};
-    get.ctx = cu;
-    get.pcSamplingData = &buffer->data;
-    PC_RETURN_IF_ERROR(cuptiPCSamplingGetData(&get), "reading the samples");
-    if (buffer->data.totalNumPcs == 0 && buffer->data.remainingNumPcs == 0) {
-      break;
-    }
+    if (data.remainingNumPcs == 0) break;
   }
   Result out;
   out.lines = RankSourceLines(samples, source, filename, options_.max_lines,
                               &out.samples);
-  spdlog::debug("PC sampling: {} samples over {} PC/state records", out.samples,
-                samples.size());
+  if (hardware_full) {
+    return absl::ResourceExhaustedError(
+        "PC sampling: the hardware sample buffer filled up");
+  }
+  spdlog::info(
+      "PC sampling: period {}, {} runs, {} samples ({} dropped, {} in non-user "
+      "kernels), {} in {} PC/state records of the candidate",
+      period, runs, total, dropped, non_user, out.samples, samples.size());
+  if (out.samples == 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "PC sampling found no samples in the candidate's code (", total,
+        " samples in all, ", dropped, " dropped by the hardware, ", non_user,
+        " in non-user kernels)"));
+  }
   return out;
 }
 

@@ -83,8 +83,9 @@ absl::Status PlanCounters::Add(ProfilePreset preset, const Candidate& candidate,
   auto flush = [this]() { return flusher_->Flush(ctx_->stream()); };
   const v1::GpuSpec& spec = ctx_->spec();
 
-  absl::StatusOr<CounterProfiler::Collection> kernel = (*profiler)->Collect(
-      metrics, flush, [bound]() { return bound->Enqueue(); });
+  absl::StatusOr<CounterProfiler::Collection> kernel =
+      (*profiler)->Collect(metrics, flush, L2Flusher::kKernels,
+                           [bound]() { return bound->Enqueue(); });
   if (!kernel.ok()) {
     if (IsSticky(kernel.status())) return kernel.status();
     profile->set_counters_unavailable(absl::StrCat(
@@ -103,8 +104,9 @@ absl::Status PlanCounters::Add(ProfilePreset preset, const Candidate& candidate,
     }
     passes = std::max(passes, cached->second.second);
   } else {
-    absl::StatusOr<CounterProfiler::Collection> ref = (*profiler)->Collect(
-        metrics, flush, [reference]() { return reference->RunEager(); });
+    absl::StatusOr<CounterProfiler::Collection> ref =
+        (*profiler)->Collect(metrics, flush, L2Flusher::kKernels,
+                             [reference]() { return reference->RunEager(); });
     if (ref.ok()) {
       double total_us = 0;
       for (const CounterProfiler::Range& r : ref->ranges) {
@@ -112,9 +114,16 @@ absl::Status PlanCounters::Add(ProfilePreset preset, const Candidate& candidate,
         if (it != r.values.end()) total_us += it->second / 1000;
       }
       std::vector<v1::LaunchProfile> launches;
-      for (const CounterProfiler::Range& r : ref->ranges) {
+      for (size_t i = 0; i < ref->ranges.size(); ++i) {
+        const CounterProfiler::Range& r = ref->ranges[i];
         v1::LaunchProfile l;
-        l.set_entry(r.name.size() > kMaxEntryChars
+        // Auto ranges are named by their index in the pass: number them
+        // from 1 among the reference's own kernels instead.
+        const bool numbered =
+            !r.name.empty() &&
+            r.name.find_first_not_of("0123456789") == std::string::npos;
+        l.set_entry(numbered ? absl::StrCat("#", i + 1)
+                    : r.name.size() > kMaxEntryChars
                         ? r.name.substr(0, kMaxEntryChars) + "..."
                         : r.name);
         DeriveCounterFigures(r.values, spec, &l);
@@ -145,14 +154,15 @@ absl::Status PlanCounters::Add(ProfilePreset preset, const Candidate& candidate,
     m->set_reason(
         "PC sampling is turned off on this worker "
         "(KBENCH_NO_PC_SAMPLING)");
-  } else if (preset == ProfilePreset::kFull && candidate.cubin != nullptr) {
+  } else if (preset == ProfilePreset::kFull && candidate.cubin != nullptr &&
+             candidate.reload) {
     // Enough runs for a few thousand samples of a short kernel.
     const double us = std::max(1.0, profile->total().median_us());
     const int runs = static_cast<int>(std::clamp(20000.0 / us, 1.0, 50.0));
     const auto t0 = std::chrono::steady_clock::now();
     absl::StatusOr<PcSampler::Result> lines =
         sampler_.Sample(*candidate.cubin, *candidate.source, candidate.filename,
-                        runs, [bound]() { return bound->Enqueue(); });
+                        runs, us, candidate.reload);
     wall_ms += std::chrono::duration<double, std::milli>(
                    std::chrono::steady_clock::now() - t0)
                    .count();

@@ -51,6 +51,9 @@ class PlanCounters {
     const std::string* cubin = nullptr;  // The image `bound` runs.
     const std::string* source = nullptr;
     std::string filename;
+    // Loads a fresh copy of the candidate, bound to the same tensors, for
+    // PC sampling (see PcSampler::Loader). Empty: no hot lines.
+    PcSampler::Loader reload;
     // Identifies the reference's work (problem, shape, preset): its
     // counters are read once per key and reused, since the reference does
     // not change between profiles. Empty: read every time.
