@@ -260,7 +260,13 @@ void AppendProfileAnalysis(const v1::ProfileReport& p, absl::string_view indent,
           slash == std::string::npos ? l.file() : l.file().substr(slash + 1),
           ":", l.line(), absl::StrFormat("  %.1f%%  ", l.sample_pct()),
           l.text().empty() ? "(no source text)" : l.text(), "  [",
-          absl::StrJoin(states, ", "), "]\n");
+          absl::StrJoin(states, ", "), "]",
+          l.global_load_requests() > 0
+              ? absl::StrFormat("  loads: %.2f sectors/request (%d requests)",
+                                l.global_load_sectors_per_request(),
+                                l.global_load_requests())
+              : "",
+          "\n");
     }
   }
   if (!p.hints().empty()) {

@@ -1,7 +1,7 @@
 // SanitizerRunner: carries out a sanitize job (JOB_KIND_SANITIZE) on the
 // worker. Instead of the warm runner it starts, once per tool (memcheck,
 // racecheck, initcheck), a one-shot child
-//   compute-sanitizer --tool T --print-limit 20 --log-file LOG \
+//   compute-sanitizer --tool T --print-limit 20 --log-file LOG
 //       kbrunner --oneshot JOB.pb RESULT.pb
 // on a copy of the job cut down to one shape and one trial, each under its
 // own watchdog; it parses each tool's log (worker/sanitizer_output.h) into

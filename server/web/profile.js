@@ -30,13 +30,16 @@ function hotLinesTable(lines, samples) {
     h('h3', null, 'Hot source lines ', h('span', { class: 'muted small' }, sig3(num(samples)) + ' PC samples')),
     h('div', { class: 'table-scroll' }, h('table', { class: 'data hot-lines' },
       h('thead', null, h('tr', null, h('th', null, 'line'), h('th', { class: 'num' }, 'samples'),
-        h('th', null, 'source'), h('th', null, 'warp states'))),
+        h('th', null, 'source'), h('th', null, 'warp states'),
+        h('th', { class: 'num', title: 'global-load sectors per request at this line (4 is ideal for 4-byte words)' }, 'sectors/req'))),
       h('tbody', null, lines.map((l) => h('tr', { 'data-line': String(num(l.line)) },
         h('td', { class: 'mono' }, (l.file || '').split('/').pop() + ':' + num(l.line)),
         h('td', { class: 'num' }, fmtPct(num(l.sample_pct))),
         h('td', null, h('code', null, l.text || '(no source text)')),
         h('td', { class: 'muted' }, (l.top_stalls || []).map((r) =>
-          (r.reason || '?') + ' ' + fmtPct(num(r.share_pct))).join(', '))))))));
+          (r.reason || '?') + ' ' + fmtPct(num(r.share_pct))).join(', ')),
+        h('td', { class: 'num' }, num(l.global_load_requests) > 0
+          ? num(l.global_load_sectors_per_request).toFixed(2) : '')))))));
 }
 
 function deltasTable(deltas, previousJob) {

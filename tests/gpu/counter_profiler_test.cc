@@ -6,6 +6,8 @@
 // showed 2.4 MB of DRAM writes, so the flush now runs inside the pass; and
 // one read of twice the L2 left 92 KB of them, so the flush reads twice.)
 // Skips without an NVIDIA GPU or without profiling rights.
+#include "worker/runner/counter_profiler.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -17,7 +19,6 @@
 
 #include "common/status_macros.h"
 #include "tests/testutil/process.h"
-#include "worker/runner/counter_profiler.h"
 #include "worker/runner/cuda_status.h"
 #include "worker/runner/device_buffer.h"
 #include "worker/runner/device_context.h"
@@ -58,9 +59,9 @@ class CounterProfilerTest : public ::testing::Test {
   // Fills the L2 with dirty lines, as a previous kernel's outputs would (a
   // memset: no kernel, so no range of its own).
   absl::Status DirtyL2() {
-    CUDA_RETURN_IF_ERROR(cudaMemsetAsync(dirty_.get(), 7, dirty_.bytes(),
-                                         ctx_->stream()),
-                         "dirtying the L2");
+    CUDA_RETURN_IF_ERROR(
+        cudaMemsetAsync(dirty_.get(), 7, dirty_.bytes(), ctx_->stream()),
+        "dirtying the L2");
     return absl::OkStatus();
   }
 
@@ -70,10 +71,10 @@ class CounterProfilerTest : public ::testing::Test {
       const std::function<absl::Status()>& before_pass, int kernels) {
     cudaStream_t s = ctx_->stream();
     auto c = profiler_->Collect(kMetrics, before_pass, kernels, [&]() {
-      CUDA_RETURN_IF_ERROR(LaunchReadAll(data_.get(), data_.bytes(), 1,
-                                         static_cast<unsigned*>(sink_.get()),
-                                         s),
-                           "read kernel");
+      CUDA_RETURN_IF_ERROR(
+          LaunchReadAll(data_.get(), data_.bytes(), 1,
+                        static_cast<unsigned*>(sink_.get()), s),
+          "read kernel");
       return absl::OkStatus();
     });
     EXPECT_TRUE(c.ok()) << c.status();

@@ -302,7 +302,9 @@ TEST(SanitizeToolTest, MapsArgumentsOntoASanitizeJob) {
   EXPECT_EQ(backend.last_request.sanitize_tools(1), "memcheck");
   EXPECT_THAT(r->text, StartsWith("VERDICT: passed (sanitize_kernel"));
 
-  CallAgentTool(backend, "sanitize_kernel", {{"kernel_code", "k"}}, "");
+  ASSERT_TRUE(
+      CallAgentTool(backend, "sanitize_kernel", {{"kernel_code", "k"}}, "")
+          .ok());
   EXPECT_EQ(backend.last_request.sanitize_tools_size(), 0);  // All three.
 }
 

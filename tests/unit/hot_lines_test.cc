@@ -83,6 +83,10 @@ TEST(HotLinesTest, TheReportShowsEachLineWithItsShareAndStates) {
                        kSource, "kernel.cu", 5, &total)) {
     *p.add_hot_lines() = std::move(l);
   }
+  // Line 4 loads (SASS metrics); line 6 only stores.
+  p.mutable_hot_lines(0)->set_global_load_requests(6168);
+  p.mutable_hot_lines(0)->set_global_load_sectors(89172);
+  p.mutable_hot_lines(0)->set_global_load_sectors_per_request(89172 / 6168.0);
   p.set_pc_samples(total);
   std::string text;
   AppendProfileAnalysis(p, "  ", &text);
@@ -90,10 +94,12 @@ TEST(HotLinesTest, TheReportShowsEachLineWithItsShareAndStates) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("kernel.cu:4  70.0%  acc += x[i] * w[k * R * H + i];  "
-                      "[long_scoreboard 100%]"),
+                      "[long_scoreboard 100%]  loads: 14.46 sectors/request "
+                      "(6168 requests)\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("kernel.cu:6  30.0%  out[b * K + k] = acc;"),
+  EXPECT_NE(text.find("kernel.cu:6  30.0%  out[b * K + k] = acc;  "
+                      "[long_scoreboard 100%]\n"),
             std::string::npos)
       << text;
 }

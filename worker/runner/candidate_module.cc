@@ -223,4 +223,19 @@ absl::Status BoundPlan::Enqueue(const std::vector<cudaEvent_t>* marks) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::function<absl::Status()>> LoadBoundCopy(
+    DeviceContext* ctx, const std::string& cubin, const v1::LaunchPlan& plan,
+    const v1::Problem& problem, const ConcretePlan& cplan,
+    const TensorSet& tensors) {
+  struct Copy {
+    std::unique_ptr<CandidateModule> module;
+    std::unique_ptr<BoundPlan> bound;  // Destroyed first.
+  };
+  auto copy = std::make_shared<Copy>();
+  ASSIGN_OR_RETURN(copy->module,
+                   CandidateModule::Load(ctx, cubin, plan, problem));
+  ASSIGN_OR_RETURN(copy->bound, copy->module->Bind(cplan, tensors));
+  return [copy]() { return copy->bound->Enqueue(); };
+}
+
 }  // namespace kbench

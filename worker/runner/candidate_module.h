@@ -14,6 +14,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -106,6 +107,16 @@ class BoundPlan {
   std::vector<DeviceBuffer> workspaces_;
   std::vector<Launch> launches_;
 };
+
+// Loads a fresh copy of `cubin` and binds `cplan` to `tensors`; returns a
+// function that enqueues one run of that copy and keeps the copy (module
+// and binding, the binding released first) alive as long as it lives. For
+// profilers that must see the module loaded after they are enabled
+// (PcSampler, SassLineCounters). `problem` and `tensors` must outlive it.
+absl::StatusOr<std::function<absl::Status()>> LoadBoundCopy(
+    DeviceContext* ctx, const std::string& cubin, const v1::LaunchPlan& plan,
+    const v1::Problem& problem, const ConcretePlan& cplan,
+    const TensorSet& tensors);
 
 }  // namespace kbench
 

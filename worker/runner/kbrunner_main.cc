@@ -12,6 +12,11 @@
 // worker runs sanitize jobs this way under compute-sanitizer; it is also a
 // plain process for Nsight Compute, e.g.
 //   ncu --metrics gpu__time_duration.sum kbrunner --oneshot job.pb out.pb
+//
+// Line-loads mode (`kbrunner --line-loads JOB.pb OUT.pb`): the runner's own
+// child for the global loads per source line of a profile
+// (worker/runner/line_loads.h); OUT.pb gets a ProfileReport, with the
+// reason in `missing` when it fails (exit status 1).
 #include <unistd.h>
 
 #include <chrono>
@@ -27,6 +32,7 @@
 #include "worker/runner/ceilings.h"
 #include "worker/runner/device_context.h"
 #include "worker/runner/evaluator.h"
+#include "worker/runner/line_loads.h"
 
 namespace {
 
@@ -63,6 +69,31 @@ int RunOneShot(kbench::DeviceContext* ctx,
   return result.verdict() == kbench::v1::VERDICT_PASSED ? 0 : 1;
 }
 
+// Collects the global loads per line of the job in `paths[0]` into a
+// ProfileReport written to `paths[1]`.
+int RunLineLoads(kbench::DeviceContext* ctx,
+                 const std::vector<std::string>& paths) {
+  kbench::v1::RunnerJob job;
+  kbench::v1::ProfileReport report;
+  absl::Status s = absl::OkStatus();
+  {
+    std::ifstream in(paths[0], std::ios::binary);
+    if (!in || !job.ParseFromIstream(&in)) {
+      s = absl::InvalidArgumentError("cannot read the job");
+    }
+  }
+  if (s.ok()) s = kbench::CollectLineLoads(ctx, job, &report);
+  if (!s.ok()) {
+    report.Clear();
+    kbench::v1::MissingFigure* m = report.add_missing();
+    m->set_figure("hot_lines.global_load_sectors_per_request");
+    m->set_reason(std::string(s.message()));
+  }
+  std::ofstream out(paths[1], std::ios::binary | std::ios::trunc);
+  if (!out || !report.SerializeToOstream(&out)) return 4;
+  return s.ok() ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -74,6 +105,11 @@ int main(int argc, char** argv) {
   app.add_option("--oneshot", oneshot,
                  "JOB.pb RESULT.pb: run one serialized RunnerJob and write "
                  "its JobResult, then exit (for compute-sanitizer and ncu)")
+      ->expected(2);
+  std::vector<std::string> line_loads;
+  app.add_option("--line-loads", line_loads,
+                 "JOB.pb OUT.pb: global loads per source line of the job's "
+                 "candidate (SASS metrics, a context of its own), then exit")
       ->expected(2);
   app.add_option("--device", device, "CUDA device ordinal")
       ->capture_default_str();
@@ -92,6 +128,7 @@ int main(int argc, char** argv) {
     return 3;
   }
   if (!oneshot.empty()) return RunOneShot(ctx->get(), oneshot);
+  if (!line_loads.empty()) return RunLineLoads(ctx->get(), line_loads);
   // Ceilings for get_gpu_specs and speed-of-light figures, once per runner.
   if (absl::Status s =
           kbench::MeasureCeilings(ctx->get(), (*ctx)->mutable_spec());

@@ -15,6 +15,7 @@
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
 #include "worker/runner/cuda_status.h"
+#include "worker/runner/sass_source.h"
 
 // CUPTI's parameter structs are set up as CUPTI's samples do: the size
 // first, every other member zero, then the members that matter.
@@ -185,8 +186,7 @@ absl::StatusOr<PcSampler::Result> PcSampler::SampleAt(
 
   // After Stop, GetData hands over the range's records, a buffer at a time.
   std::vector<PcSample> samples;
-  std::map<std::pair<std::string, uint64_t>, std::pair<std::string, int>>
-      lines;  // (function, pc offset) -> (file, line).
+  SassSourceMap source_map(cubin);
   uint64_t total = 0, dropped = 0, non_user = 0;
   bool hardware_full = false;
   for (int round = 0; round < 256; ++round) {
@@ -208,31 +208,15 @@ absl::StatusOr<PcSampler::Result> PcSampler::SampleAt(
       const CUpti_PCSamplingPCData& pc = data.pPcData[i];
       const std::string function =
           pc.functionName != nullptr ? pc.functionName : "";
-      auto key = std::make_pair(function, pc.pcOffset);
-      auto it = lines.find(key);
-      if (it == lines.end()) {
-        CUpti_GetSassToSourceCorrelationParams corr = {
-            CUpti_GetSassToSourceCorrelationParamsSize};
-        corr.cubin = cubin.data();
-        corr.cubinSize = cubin.size();
-        corr.functionName = function.c_str();
-        corr.pcOffset = pc.pcOffset;
-        std::pair<std::string, int> where = {"", 0};
-        if (cuptiGetSassToSourceCorrelation(&corr) == CUPTI_SUCCESS) {
-          where = {corr.fileName != nullptr ? corr.fileName : "",
-                   static_cast<int>(corr.lineNumber)};
-        }
-        std::free(corr.fileName);
-        std::free(corr.dirName);
-        it = lines.emplace(key, where).first;
-      }
+      const std::pair<std::string, int>& where =
+          source_map.Find(function, pc.pcOffset);
       for (size_t r = 0; r < pc.stallReasonCount; ++r) {
         const CUpti_PCSamplingStallReason& s = pc.stallReason[r];
         if (s.samples == 0) continue;
         PcSample p;
         p.entry = function;
-        p.file = it->second.first;
-        p.line = it->second.second;
+        p.file = where.first;
+        p.line = where.second;
         p.state = reason_name[s.pcSamplingStallReasonIndex];
         p.samples = s.samples;
         samples.push_back(std::move(p));

@@ -10,8 +10,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "spdlog/spdlog.h"
 #include "worker/runner/cuda_status.h"
+#include "worker/runner/line_loads.h"
 
 namespace kbench {
 namespace {
@@ -67,6 +69,44 @@ absl::StatusOr<CounterProfiler*> PlanCounters::Profiler() {
   }
   if (profiler_ == nullptr) return create_status_;
   return profiler_.get();
+}
+
+absl::Status PlanCounters::AddLineLoads(const Candidate& candidate,
+                                        v1::ProfileReport* profile) {
+  const char* on = std::getenv("KBENCH_LINE_LOADS");
+  if (on == nullptr || std::string(on) != "1") {
+    v1::MissingFigure* m = profile->add_missing();
+    m->set_figure("hot_lines.global_load_sectors_per_request");
+    m->set_reason(
+        "off on this worker (set KBENCH_LINE_LOADS=1 to turn it on): the "
+        "SASS metrics run in a child kbrunner, and on the H200 the exit of "
+        "that child added 256 KiB of DRAM writes to the next profile's "
+        "counters");
+    return absl::OkStatus();
+  }
+  int device = 0;
+  CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "reading the device");
+  absl::StatusOr<v1::ProfileReport> loads =
+      candidate.job == nullptr
+          ? absl::UnavailableError("no job to run the SASS metrics on")
+          : LineLoadsInChild(*candidate.job, *candidate.cubin,
+                             ctx_->spec().arch(), device, absl::Seconds(30));
+  if (!loads.ok()) {
+    v1::MissingFigure* m = profile->add_missing();
+    m->set_figure("hot_lines.global_load_sectors_per_request");
+    m->set_reason(std::string(loads.status().message()));
+    return absl::OkStatus();
+  }
+  for (v1::SourceLine& l : *profile->mutable_hot_lines()) {
+    for (const v1::SourceLine& f : loads->hot_lines()) {
+      if (f.file() != l.file() || f.line() != l.line()) continue;
+      l.set_global_load_requests(f.global_load_requests());
+      l.set_global_load_sectors(f.global_load_sectors());
+      l.set_global_load_sectors_per_request(
+          f.global_load_sectors_per_request());
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status PlanCounters::Add(ProfilePreset preset, const Candidate& candidate,
@@ -163,17 +203,19 @@ absl::Status PlanCounters::Add(ProfilePreset preset, const Candidate& candidate,
     absl::StatusOr<PcSampler::Result> lines =
         sampler_.Sample(*candidate.cubin, *candidate.source, candidate.filename,
                         runs, us, candidate.reload);
-    wall_ms += std::chrono::duration<double, std::milli>(
-                   std::chrono::steady_clock::now() - t0)
-                   .count();
     if (lines.ok()) {
       for (v1::SourceLine& l : lines->lines) {
         *profile->add_hot_lines() = std::move(l);
       }
       profile->set_pc_samples(lines->samples);
-    } else if (IsSticky(lines.status())) {
+      RETURN_IF_ERROR(AddLineLoads(candidate, profile));
+    }
+    wall_ms += std::chrono::duration<double, std::milli>(
+                   std::chrono::steady_clock::now() - t0)
+                   .count();
+    if (!lines.ok() && IsSticky(lines.status())) {
       return lines.status();
-    } else {
+    } else if (!lines.ok()) {
       v1::MissingFigure* m = profile->add_missing();
       m->set_figure("hot_lines");
       m->set_reason(std::string(lines.status().message()));

@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "common/counter_figures.h"
 #include "kbench/v1/report.pb.h"
+#include "kbench/v1/worker.pb.h"
 #include "worker/runner/candidate_module.h"
 #include "worker/runner/counter_profiler.h"
 #include "worker/runner/device_context.h"
@@ -54,6 +55,9 @@ class PlanCounters {
     // Loads a fresh copy of the candidate, bound to the same tensors, for
     // PC sampling (see PcSampler::Loader). Empty: no hot lines.
     PcSampler::Loader reload;
+    // The job, for the child that counts global loads per line
+    // (line_loads.h). Null: hot lines without them.
+    const v1::RunnerJob* job = nullptr;
     // Identifies the reference's work (problem, shape, preset): its
     // counters are read once per key and reused, since the reference does
     // not change between profiles. Empty: read every time.
@@ -69,6 +73,14 @@ class PlanCounters {
                    ReferenceOp* reference, v1::ProfileReport* profile);
 
  private:
+  // Global loads per hot line (SASS metrics, in a child process), into
+  // profile's hot lines; trouble is reported in profile.missing. Off unless
+  // KBENCH_LINE_LOADS=1: measured on the H200, the child's exit (its
+  // context's teardown) added 256 KiB of DRAM writes to the counters of
+  // the next profile, and the two-stage plan's kernels were not patched
+  // ("no instruction of the candidate was patched").
+  absl::Status AddLineLoads(const Candidate& candidate,
+                            v1::ProfileReport* profile);
   // The profiler, created on first use; the creation error is kept.
   absl::StatusOr<CounterProfiler*> Profiler();
 

@@ -226,20 +226,9 @@ absl::Status TimingRunner::Run(
     candidate.cubin = &cubin;
     candidate.source = &job.source();
     candidate.filename = job.filename();
-    candidate.reload =
-        [this, &cubin, &plan, &problem, &cplan,
-         &tensors]() -> absl::StatusOr<std::function<absl::Status()>> {
-      // The copy and its binding live as long as the returned function;
-      // the binding is released first.
-      struct Copy {
-        std::unique_ptr<CandidateModule> module;
-        std::unique_ptr<BoundPlan> bound;
-      };
-      auto copy = std::make_shared<Copy>();
-      ASSIGN_OR_RETURN(copy->module,
-                       CandidateModule::Load(ctx_, cubin, plan, problem));
-      ASSIGN_OR_RETURN(copy->bound, copy->module->Bind(cplan, tensors));
-      return [copy]() { return copy->bound->Enqueue(); };
+    candidate.job = &job;
+    candidate.reload = [this, &cubin, &plan, &problem, &cplan, &tensors]() {
+      return LoadBoundCopy(ctx_, cubin, plan, problem, cplan, tensors);
     };
     candidate.reference_key = absl::StrCat(ProtoDigest(job.problem()), "/",
                                            ProtoDigest(job.timing_shape()), "/",

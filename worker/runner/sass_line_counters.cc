@@ -1,0 +1,208 @@
+#include "worker/runner/sass_line_counters.h"
+
+#include <cuda_runtime.h>
+#include <cupti.h>
+#include <cupti_profiler_target.h>
+#include <cupti_sass_metrics.h>
+#include <cupti_target.h>
+
+#include <array>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status_macros.h"
+#include "spdlog/spdlog.h"
+#include "worker/runner/cuda_status.h"
+#include "worker/runner/sass_source.h"
+
+// CUPTI's parameter structs are set up as CUPTI's samples do: the size
+// first, every other member zero, then the members that matter.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+namespace kbench {
+namespace {
+
+// Warp-level global load instructions executed, and the sectors global
+// memory instructions touched, per SASS instruction.
+constexpr char kRequests[] = "smsp__sass_inst_executed_op_global_ld";
+constexpr char kSectors[] = "smsp__sass_sectors_mem_global";
+
+absl::Status SassStatus(CUptiResult r, const char* what) {
+  if (r == CUPTI_SUCCESS) return absl::OkStatus();
+  const char* text = nullptr;
+  if (cuptiGetResultString(r, &text) != CUPTI_SUCCESS || text == nullptr) {
+    text = "unknown CUPTI error";
+  }
+  return absl::UnavailableError(
+      absl::StrCat("SASS metrics: ", what, ": ", text));
+}
+
+#define SASS_RETURN_IF_ERROR(expr, what) \
+  RETURN_IF_ERROR(SassStatus((expr), (what)))
+
+// The chip's SASS metric names that mention global memory, for an error
+// message that says what there is instead.
+std::string GlobalMetrics(const char* chip) {
+  CUpti_SassMetrics_GetNumOfMetrics_Params num = {
+      CUpti_SassMetrics_GetNumOfMetrics_Params_STRUCT_SIZE};
+  num.pChipName = chip;
+  if (cuptiSassMetricsGetNumOfMetrics(&num) != CUPTI_SUCCESS) return "?";
+  std::vector<CUpti_SassMetrics_MetricDetails> list(num.numOfMetrics);
+  CUpti_SassMetrics_GetMetrics_Params get = {
+      CUpti_SassMetrics_GetMetrics_Params_STRUCT_SIZE};
+  get.pChipName = chip;
+  get.numOfMetrics = list.size();
+  get.pMetricsList = list.data();
+  if (cuptiSassMetricsGetMetrics(&get) != CUPTI_SUCCESS) return "?";
+  std::vector<std::string> names;
+  for (const CUpti_SassMetrics_MetricDetails& m : list) {
+    if (m.pMetricName != nullptr && absl::StrContains(m.pMetricName, "global")) {
+      names.push_back(m.pMetricName);
+    }
+  }
+  return absl::StrJoin(names, ", ");
+}
+
+}  // namespace
+
+absl::StatusOr<SassLineCounters::Result> SassLineCounters::Collect(
+    const std::string& cubin, const PcSampler::Loader& load) {
+  CUcontext cu = nullptr;
+  ctx_->driver().CtxGetCurrent(&cu);
+  int device = 0;
+  CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "reading the device");
+  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(ctx_->stream()),
+                       "before SASS metrics");
+  CUpti_Profiler_Initialize_Params init = {
+      CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+  SASS_RETURN_IF_ERROR(cuptiProfilerInitialize(&init),
+                       "initializing the profiler");
+  CUpti_Device_GetChipName_Params chip = {
+      CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+  chip.deviceIndex = static_cast<size_t>(device);
+  SASS_RETURN_IF_ERROR(cuptiDeviceGetChipName(&chip), "reading the chip name");
+
+  const char* names[] = {kRequests, kSectors};
+  std::vector<CUpti_SassMetrics_Config> configs;
+  std::map<uint64_t, int> which;  // Metric id -> 0 (requests) or 1.
+  for (int i = 0; i < 2; ++i) {
+    CUpti_SassMetrics_GetProperties_Params props = {
+        CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE};
+    props.pChipName = chip.pChipName;
+    props.pMetricName = names[i];
+    if (cuptiSassMetricsGetProperties(&props) != CUPTI_SUCCESS) {
+      return absl::UnavailableError(absl::StrCat(
+          "SASS metrics: ", chip.pChipName, " has no ", names[i],
+          " (its global-memory SASS metrics: ", GlobalMetrics(chip.pChipName),
+          ")"));
+    }
+    CUpti_SassMetrics_Config c = {};
+    c.metricId = props.metric.metricId;
+    c.outputGranularity = CUPTI_SASS_METRICS_OUTPUT_GRANULARITY_GPU;
+    configs.push_back(c);
+    which[c.metricId] = i;
+  }
+  CUpti_SassMetricsSetConfig_Params set = {
+      CUpti_SassMetricsSetConfig_Params_STRUCT_SIZE};
+  set.pConfigs = configs.data();
+  set.numOfMetricConfig = configs.size();
+  set.deviceIndex = static_cast<uint32_t>(device);
+  SASS_RETURN_IF_ERROR(cuptiSassMetricsSetConfig(&set), "configuring");
+  struct Unset {
+    uint32_t device;
+    ~Unset() {
+      CUpti_SassMetricsUnsetConfig_Params p = {
+          CUpti_SassMetricsUnsetConfig_Params_STRUCT_SIZE};
+      p.deviceIndex = device;
+      cuptiSassMetricsUnsetConfig(&p);
+    }
+  } unset{static_cast<uint32_t>(device)};
+
+  // The records and their values, freed after Disable.
+  std::vector<CUpti_SassMetrics_Data> records;
+  std::vector<std::vector<CUpti_SassMetrics_InstanceValue>> values;
+  CUpti_SassMetricsEnable_Params enable = {
+      CUpti_SassMetricsEnable_Params_STRUCT_SIZE};
+  enable.ctx = cu;
+  enable.enableLazyPatching = 1;
+  SASS_RETURN_IF_ERROR(cuptiSassMetricsEnable(&enable), "enabling");
+  struct Disable {
+    CUcontext cu;
+    ~Disable() {
+      CUpti_SassMetricsDisable_Params p = {
+          CUpti_SassMetricsDisable_Params_STRUCT_SIZE};
+      p.ctx = cu;
+      cuptiSassMetricsDisable(&p);
+    }
+  } disable{cu};
+
+  // A fresh copy of the candidate, patched at its first launch.
+  ASSIGN_OR_RETURN(std::function<absl::Status()> enqueue, load());
+  RETURN_IF_ERROR(enqueue());
+  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(ctx_->stream()),
+                       "running the patched kernels");
+
+  CUpti_SassMetricsGetDataProperties_Params props = {
+      CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE};
+  props.ctx = cu;
+  SASS_RETURN_IF_ERROR(cuptiSassMetricsGetDataProperties(&props),
+                       "sizing the data");
+  Result out;
+  if (props.numOfPatchedInstructionRecords == 0 || props.numOfInstances == 0) {
+    return absl::UnavailableError(
+        "SASS metrics: no instruction of the candidate was patched");
+  }
+  records.resize(props.numOfPatchedInstructionRecords);
+  values.resize(records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    values[i].resize(props.numOfInstances);
+    records[i] = {};
+    records[i].structSize = sizeof(CUpti_SassMetrics_Data);
+    records[i].pInstanceValues = values[i].data();
+  }
+  CUpti_SassMetricsFlushData_Params flush = {
+      CUpti_SassMetricsFlushData_Params_STRUCT_SIZE};
+  flush.ctx = cu;
+  flush.numOfPatchedInstructionRecords = records.size();
+  flush.numOfInstances = props.numOfInstances;
+  flush.pMetricsData = records.data();
+  SASS_RETURN_IF_ERROR(cuptiSassMetricsFlushData(&flush), "reading the data");
+
+  // Per instruction: (function, pc offset) -> {requests, sectors}. A
+  // record holds one metric's values at one PC, or several; sum by id.
+  std::map<std::pair<std::string, uint32_t>, std::array<int64_t, 2>> per_pc;
+  for (const CUpti_SassMetrics_Data& r : records) {
+    std::array<int64_t, 2>& v =
+        per_pc[{r.functionName != nullptr ? r.functionName : "", r.pcOffset}];
+    for (size_t k = 0; k < props.numOfInstances; ++k) {
+      auto it = which.find(r.pInstanceValues[k].metricId);
+      if (it != which.end()) v[it->second] += r.pInstanceValues[k].value;
+    }
+    std::free(const_cast<char*>(r.functionName));
+  }
+  SassSourceMap source_map(cubin);
+  int64_t total_requests = 0;
+  for (const auto& [pc, v] : per_pc) {
+    // Sectors count for loads and stores alike; a load instruction is one
+    // whose global-load count is not zero.
+    if (v[0] == 0) continue;
+    const std::pair<std::string, int>& where =
+        source_map.Find(pc.first, pc.second);
+    if (where.second <= 0) continue;
+    LineLoads& l = out[where];
+    l.requests += v[0];
+    l.sectors += v[1];
+    total_requests += v[0];
+  }
+  spdlog::info(
+      "SASS metrics: {} records, {} global load requests over {} source "
+      "lines",
+      records.size(), total_requests, out.size());
+  return out;
+}
+
+}  // namespace kbench
