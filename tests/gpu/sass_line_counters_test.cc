@@ -7,9 +7,10 @@
 // child process of worker/runner/line_loads.h, which profiles reach
 // through kbd in tests/gpu/counters_ncu_test.cc.) Skips without an NVIDIA
 // GPU.
-#include <gtest/gtest.h>
+#include "worker/runner/sass_line_counters.h"
 
 #include <cuda.h>
+#include <gtest/gtest.h>
 
 #include <functional>
 #include <iostream>
@@ -24,7 +25,6 @@
 #include "worker/runner/device_buffer.h"
 #include "worker/runner/device_context.h"
 #include "worker/runner/pc_sampler.h"
-#include "worker/runner/sass_line_counters.h"
 
 namespace kbench {
 namespace {

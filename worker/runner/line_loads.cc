@@ -40,8 +40,8 @@ absl::Status CollectLineLoads(DeviceContext* ctx, const v1::RunnerJob& job,
   ASSIGN_OR_RETURN(const ConcretePlan cplan,
                    ResolveLaunchPlan(plan, problem, dims));
   ASSIGN_OR_RETURN(TensorSet tensors, TensorSet::Allocate(problem, dims));
-  RETURN_IF_ERROR(tensors.FillInputs(TrialSeed(job.seed(), 1 << 20, 0, 0),
-                                     ctx->stream()));
+  RETURN_IF_ERROR(
+      tensors.FillInputs(TrialSeed(job.seed(), 1 << 20, 0, 0), ctx->stream()));
   const std::string& cubin = job.cubin();
   // Loaded once SASS metrics are on.
   PcSampler::Loader load = [&]() {
@@ -95,14 +95,10 @@ absl::StatusOr<v1::ProfileReport> LineLoadsInChild(const v1::RunnerJob& job,
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (n <= 0) return absl::InternalError("cannot find the kbrunner binary");
   self[n] = '\0';
-  std::vector<std::string> args = {self,
-                                   "--device",
-                                   std::to_string(device),
-                                   "--log-level",
-                                   "warn",
-                                   "--line-loads",
-                                   job_path,
-                                   out_path};
+  std::vector<std::string> args = {
+      self,          "--device", std::to_string(device),
+      "--log-level", "warn",     "--line-loads",
+      job_path,      out_path};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -117,9 +113,9 @@ absl::StatusOr<v1::ProfileReport> LineLoadsInChild(const v1::RunnerJob& job,
     if (std::chrono::steady_clock::now() > deadline) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
-      return absl::UnavailableError(absl::StrCat(
-          "the line-loads child did not finish in ",
-          absl::FormatDuration(timeout)));
+      return absl::UnavailableError(
+          absl::StrCat("the line-loads child did not finish in ",
+                       absl::FormatDuration(timeout)));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
@@ -130,10 +126,10 @@ absl::StatusOr<v1::ProfileReport> LineLoadsInChild(const v1::RunnerJob& job,
     return absl::UnavailableError(report.missing(0).reason());
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !parsed) {
-    return absl::UnavailableError(absl::StrCat(
-        "the line-loads child failed (exit status ",
-        WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-        "); its log is in the worker's"));
+    return absl::UnavailableError(
+        absl::StrCat("the line-loads child failed (exit status ",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                     "); its log is in the worker's"));
   }
   return report;
 }

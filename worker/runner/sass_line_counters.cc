@@ -60,7 +60,8 @@ std::string GlobalMetrics(const char* chip) {
   if (cuptiSassMetricsGetMetrics(&get) != CUPTI_SUCCESS) return "?";
   std::vector<std::string> names;
   for (const CUpti_SassMetrics_MetricDetails& m : list) {
-    if (m.pMetricName != nullptr && absl::StrContains(m.pMetricName, "global")) {
+    if (m.pMetricName != nullptr &&
+        absl::StrContains(m.pMetricName, "global")) {
       names.push_back(m.pMetricName);
     }
   }
