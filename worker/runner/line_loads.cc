@@ -1,21 +1,17 @@
 #include "worker/runner/line_loads.h"
 
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/launch_plan.h"
 #include "common/problem_util.h"
+#include "common/run_child.h"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
 #include "worker/runner/candidate_module.h"
@@ -23,8 +19,6 @@
 #include "worker/runner/cuda_status.h"
 #include "worker/runner/sass_line_counters.h"
 #include "worker/runner/tensor_set.h"
-
-extern char** environ;
 
 namespace kbench {
 
@@ -69,8 +63,10 @@ absl::StatusOr<v1::ProfileReport> LineLoadsInChild(const v1::RunnerJob& job,
                                                    const std::string& arch,
                                                    int device,
                                                    absl::Duration timeout) {
-  char dir_template[] = "/tmp/kbrunner-lines-XXXXXX";
-  const char* dir = mkdtemp(dir_template);
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir_template = absl::StrCat(
+      tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/kbrunner-lines-XXXXXX");
+  const char* dir = mkdtemp(dir_template.data());
   if (dir == nullptr) return absl::InternalError("mkdtemp failed");
   const std::string job_path = absl::StrCat(dir, "/job.pb");
   const std::string out_path = absl::StrCat(dir, "/lines.pb");
@@ -95,29 +91,15 @@ absl::StatusOr<v1::ProfileReport> LineLoadsInChild(const v1::RunnerJob& job,
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (n <= 0) return absl::InternalError("cannot find the kbrunner binary");
   self[n] = '\0';
-  std::vector<std::string> args = {
-      self,          "--device", std::to_string(device),
-      "--log-level", "warn",     "--line-loads",
-      job_path,      out_path};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  if (posix_spawn(&pid, self, nullptr, nullptr, argv.data(), environ) != 0) {
-    return absl::InternalError("cannot start the line-loads child");
-  }
-  const auto deadline =
-      std::chrono::steady_clock::now() + absl::ToChronoMilliseconds(timeout);
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return absl::UnavailableError(
-          absl::StrCat("the line-loads child did not finish in ",
-                       absl::FormatDuration(timeout)));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ASSIGN_OR_RETURN(
+      const ChildExit exit,
+      RunChild({self, "--device", std::to_string(device), "--log-level", "warn",
+                "--line-loads", job_path, out_path},
+               timeout));
+  if (exit.timed_out) {
+    return absl::UnavailableError(
+        absl::StrCat("the line-loads child did not finish in ",
+                     absl::FormatDuration(timeout)));
   }
   v1::ProfileReport report;
   std::ifstream in(out_path, std::ios::binary);
@@ -125,11 +107,10 @@ absl::StatusOr<v1::ProfileReport> LineLoadsInChild(const v1::RunnerJob& job,
   if (parsed && !report.missing().empty()) {
     return absl::UnavailableError(report.missing(0).reason());
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !parsed) {
-    return absl::UnavailableError(
-        absl::StrCat("the line-loads child failed (exit status ",
-                     WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                     "); its log is in the worker's"));
+  if (exit.exit_code != 0 || !parsed) {
+    return absl::UnavailableError(absl::StrCat(
+        "the line-loads child failed (exit status ", exit.exit_code,
+        ", signal ", exit.signal, "); its log is in the worker's"));
   }
   return report;
 }

@@ -78,10 +78,9 @@ absl::Status PlanCounters::AddLineLoads(const Candidate& candidate,
     v1::MissingFigure* m = profile->add_missing();
     m->set_figure("hot_lines.global_load_sectors_per_request");
     m->set_reason(
-        "off on this worker (set KBENCH_LINE_LOADS=1 to turn it on): the "
-        "SASS metrics run in a child kbrunner, and on the H200 the exit of "
-        "that child added 256 KiB of DRAM writes to the next profile's "
-        "counters");
+        "per-line loads are off on this worker (KBENCH_LINE_LOADS=1 turns "
+        "them on; docs/profiling.md says why they are off); the kernel's "
+        "own sectors per request are above");
     return absl::OkStatus();
   }
   int device = 0;
