@@ -79,8 +79,8 @@ absl::Status PlanCounters::AddLineLoads(const Candidate& candidate,
     m->set_figure("hot_lines.global_load_sectors_per_request");
     m->set_reason(
         "per-line loads are off on this worker (KBENCH_LINE_LOADS=1 turns "
-        "them on; docs/profiling.md says why they are off); the kernel's "
-        "own sectors per request are above");
+        "them on; docs/profiling.md says why they are off); each kernel's "
+        "sectors per request are still reported");
     return absl::OkStatus();
   }
   int device = 0;
