@@ -23,36 +23,6 @@
 namespace kbench {
 namespace {
 
-std::string CuptiText(CUptiResult r) {
-  const char* text = nullptr;
-  if (cuptiGetResultString(r, &text) != CUPTI_SUCCESS || text == nullptr) {
-    return absl::StrCat("CUPTI error ", static_cast<int>(r));
-  }
-  return text;
-}
-
-absl::Status CuptiStatus(CUptiResult r, const std::string& what) {
-  if (r == CUPTI_SUCCESS) return absl::OkStatus();
-  const std::string msg = absl::StrCat(what, ": ", CuptiText(r));
-  if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
-    return absl::UnavailableError(absl::StrCat(
-        msg,
-        " (the driver allows GPU performance counters to admin users only: "
-        "run the worker as root or set "
-        "NVreg_RestrictProfilingToAdminUsers=0)"));
-  }
-  if (r == CUPTI_ERROR_NOT_SUPPORTED || r == CUPTI_ERROR_NOT_INITIALIZED ||
-      r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ||
-      r == CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED ||
-      r == CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED) {
-    return absl::UnavailableError(msg);
-  }
-  return absl::InternalError(msg);
-}
-
-#define CUPTI_RETURN_IF_ERROR(expr, what) \
-  RETURN_IF_ERROR(CuptiStatus((expr), (what)))
-
 void FreeHost(CUpti_Profiler_Host_Object* host) {
   if (host == nullptr) return;
   CUpti_Profiler_Host_Deinitialize_Params p = {

@@ -1,5 +1,7 @@
 #include "worker/runner/cuda_status.h"
 
+#include <cupti.h>
+
 #include "absl/strings/str_cat.h"
 
 namespace kbench {
@@ -40,6 +42,22 @@ absl::Status CuStatus(const CudaDriver& driver, CUresult result,
   return absl::Status(
       IsStickyCudaError(value) ? absl::StatusCode::kAborted : code,
       absl::StrCat(driver.ErrorText(result), ", while ", during));
+}
+
+absl::Status CuptiStatus(CUptiResult result, absl::string_view during) {
+  if (result == CUPTI_SUCCESS) return absl::OkStatus();
+  const char* text = nullptr;
+  if (cuptiGetResultString(result, &text) != CUPTI_SUCCESS || text == nullptr) {
+    text = "unknown CUPTI error";
+  }
+  std::string msg = absl::StrCat(during, ": ", text);
+  if (result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+    absl::StrAppend(&msg,
+                    " (the driver allows GPU performance counters to admin "
+                    "users only: run the worker as root or set "
+                    "NVreg_RestrictProfilingToAdminUsers=0)");
+  }
+  return absl::UnavailableError(msg);
 }
 
 }  // namespace kbench

@@ -12,6 +12,7 @@
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <cupti_result.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -30,6 +31,12 @@ absl::Status CuStatus(const CudaDriver& driver, CUresult result,
                       absl::string_view during,
                       absl::StatusCode code = absl::StatusCode::kInternal);
 
+// CUPTI errors: "<during>: CUPTI_ERROR_...", always kUnavailable (the
+// counters, samples or activity records cannot be had here; the caller
+// goes on without them). CUPTI_ERROR_INSUFFICIENT_PRIVILEGES says how to
+// grant them.
+absl::Status CuptiStatus(CUptiResult result, absl::string_view during);
+
 // True when `status` came from a sticky CUDA error.
 inline bool IsSticky(const absl::Status& status) {
   return status.code() == absl::StatusCode::kAborted;
@@ -44,6 +51,16 @@ inline bool IsSticky(const absl::Status& status) {
     const cudaError_t kb_cuda_err_ = (expr);               \
     if (kb_cuda_err_ != cudaSuccess) {                     \
       return ::kbench::CudaRtStatus(kb_cuda_err_, during); \
+    }                                                      \
+  } while (false)
+
+// Returns the CuptiStatus of a failed CUPTI call from the enclosing
+// function.
+#define CUPTI_RETURN_IF_ERROR(expr, during)                \
+  do {                                                     \
+    const CUptiResult kb_cupti_err_ = (expr);              \
+    if (kb_cupti_err_ != CUPTI_SUCCESS) {                  \
+      return ::kbench::CuptiStatus(kb_cupti_err_, during); \
     }                                                      \
   } while (false)
 

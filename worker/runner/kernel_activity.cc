@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "absl/strings/str_cat.h"
+#include "worker/runner/cuda_status.h"
 
 namespace kbench {
 namespace {
@@ -45,14 +45,6 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t,
   std::free(buffer);
 }
 
-absl::Status CuptiStatus(CUptiResult r, const char* what) {
-  if (r == CUPTI_SUCCESS) return absl::OkStatus();
-  const char* text = nullptr;
-  cuptiGetResultString(r, &text);
-  return absl::UnavailableError(absl::StrCat(
-      "CUPTI ", what, ": ", text != nullptr ? text : "unknown error"));
-}
-
 }  // namespace
 
 KernelActivity::~KernelActivity() {
@@ -62,7 +54,7 @@ KernelActivity::~KernelActivity() {
 absl::Status KernelActivity::Start() {
   static const CUptiResult registered =
       cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
-  if (absl::Status s = CuptiStatus(registered, "registering buffers");
+  if (absl::Status s = CuptiStatus(registered, "CUPTI registering buffers");
       !s.ok()) {
     return s;
   }
@@ -72,7 +64,7 @@ absl::Status KernelActivity::Start() {
   }
   if (absl::Status s = CuptiStatus(
           cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
-          "enabling kernel activity");
+          "CUPTI enabling kernel activity");
       !s.ok()) {
     return s;
   }
@@ -87,11 +79,12 @@ absl::StatusOr<std::vector<KernelActivity::Record>> KernelActivity::Stop() {
       cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   const CUptiResult flushed =
       cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  if (absl::Status s = CuptiStatus(disabled, "disabling kernel activity");
+  if (absl::Status s = CuptiStatus(disabled, "CUPTI disabling kernel activity");
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = CuptiStatus(flushed, "flushing activity"); !s.ok()) {
+  if (absl::Status s = CuptiStatus(flushed, "CUPTI flushing activity");
+      !s.ok()) {
     return s;
   }
   std::vector<Record> out;

@@ -24,18 +24,6 @@
 namespace kbench {
 namespace {
 
-absl::Status PcStatus(CUptiResult r, const char* what) {
-  if (r == CUPTI_SUCCESS) return absl::OkStatus();
-  const char* text = nullptr;
-  if (cuptiGetResultString(r, &text) != CUPTI_SUCCESS || text == nullptr) {
-    text = "unknown CUPTI error";
-  }
-  return absl::UnavailableError(
-      absl::StrCat("PC sampling: ", what, ": ", text));
-}
-
-#define PC_RETURN_IF_ERROR(expr, what) RETURN_IF_ERROR(PcStatus((expr), (what)))
-
 // The sample buffer CUPTI fills: `pcs` PC records, each with room for
 // every stall reason. Freed by the destructor.
 struct SampleBuffer {
@@ -97,7 +85,8 @@ absl::StatusOr<PcSampler::Result> PcSampler::SampleAt(
   // modules loaded from now on count as user code.
   CUpti_PCSamplingEnableParams enable = {CUpti_PCSamplingEnableParamsSize};
   enable.ctx = cu;
-  PC_RETURN_IF_ERROR(cuptiPCSamplingEnable(&enable), "enabling");
+  CUPTI_RETURN_IF_ERROR(cuptiPCSamplingEnable(&enable),
+                        "PC sampling: enabling");
   struct Disable {
     CUcontext cu;
     ~Disable() {
@@ -113,8 +102,8 @@ absl::StatusOr<PcSampler::Result> PcSampler::SampleAt(
       CUpti_PCSamplingGetNumStallReasonsParamsSize};
   num.ctx = cu;
   num.numStallReasons = &num_reasons;
-  PC_RETURN_IF_ERROR(cuptiPCSamplingGetNumStallReasons(&num),
-                     "counting stall reasons");
+  CUPTI_RETURN_IF_ERROR(cuptiPCSamplingGetNumStallReasons(&num),
+                        "PC sampling: counting stall reasons");
   std::vector<std::vector<char>> name_storage(
       num_reasons, std::vector<char>(CUPTI_STALL_REASON_STRING_SIZE, 0));
   std::vector<char*> names(num_reasons);
@@ -126,8 +115,8 @@ absl::StatusOr<PcSampler::Result> PcSampler::SampleAt(
   reasons.numStallReasons = num_reasons;
   reasons.stallReasonIndex = indices.data();
   reasons.stallReasons = names.data();
-  PC_RETURN_IF_ERROR(cuptiPCSamplingGetStallReasons(&reasons),
-                     "reading stall reasons");
+  CUPTI_RETURN_IF_ERROR(cuptiPCSamplingGetStallReasons(&reasons),
+                        "PC sampling: reading stall reasons");
   std::map<uint32_t, std::string> reason_name;
   for (size_t i = 0; i < num_reasons; ++i) reason_name[indices[i]] = names[i];
 
@@ -166,14 +155,14 @@ absl::StatusOr<PcSampler::Result> PcSampler::SampleAt(
   set.ctx = cu;
   set.numAttributes = config.size();
   set.pPCSamplingConfigurationInfo = config.data();
-  PC_RETURN_IF_ERROR(cuptiPCSamplingSetConfigurationAttribute(&set),
-                     "configuring");
+  CUPTI_RETURN_IF_ERROR(cuptiPCSamplingSetConfigurationAttribute(&set),
+                        "PC sampling: configuring");
 
   // A fresh copy of the candidate, loaded while PC sampling is enabled.
   ASSIGN_OR_RETURN(std::function<absl::Status()> enqueue, load());
   CUpti_PCSamplingStartParams start = {CUpti_PCSamplingStartParamsSize};
   start.ctx = cu;
-  PC_RETURN_IF_ERROR(cuptiPCSamplingStart(&start), "starting");
+  CUPTI_RETURN_IF_ERROR(cuptiPCSamplingStart(&start), "PC sampling: starting");
   absl::Status queued = absl::OkStatus();
   for (int i = 0; i < runs && queued.ok(); ++i) queued = enqueue();
   const cudaError_t err = cudaStreamSynchronize(ctx_->stream());
@@ -182,7 +171,7 @@ absl::StatusOr<PcSampler::Result> PcSampler::SampleAt(
   const CUptiResult stopped = cuptiPCSamplingStop(&stop);
   RETURN_IF_ERROR(queued);
   if (err != cudaSuccess) return CudaRtStatus(err, "PC sampling the kernels");
-  PC_RETURN_IF_ERROR(stopped, "stopping");
+  CUPTI_RETURN_IF_ERROR(stopped, "PC sampling: stopping");
 
   // After Stop, GetData hands over the range's records, a buffer at a time.
   std::vector<PcSample> samples;
@@ -198,7 +187,7 @@ absl::StatusOr<PcSampler::Result> PcSampler::SampleAt(
       return absl::ResourceExhaustedError(
           "PC sampling: the hardware sample buffer filled up");
     }
-    PC_RETURN_IF_ERROR(got, "reading the samples");
+    CUPTI_RETURN_IF_ERROR(got, "PC sampling: reading the samples");
     const CUpti_PCSamplingData& data = fetched->data;
     total += data.totalSamples;
     dropped += data.droppedSamples;

@@ -31,19 +31,6 @@ namespace {
 constexpr char kRequests[] = "smsp__sass_inst_executed_op_global_ld";
 constexpr char kSectors[] = "smsp__sass_sectors_mem_global";
 
-absl::Status SassStatus(CUptiResult r, const char* what) {
-  if (r == CUPTI_SUCCESS) return absl::OkStatus();
-  const char* text = nullptr;
-  if (cuptiGetResultString(r, &text) != CUPTI_SUCCESS || text == nullptr) {
-    text = "unknown CUPTI error";
-  }
-  return absl::UnavailableError(
-      absl::StrCat("SASS metrics: ", what, ": ", text));
-}
-
-#define SASS_RETURN_IF_ERROR(expr, what) \
-  RETURN_IF_ERROR(SassStatus((expr), (what)))
-
 // The chip's SASS metric names that mention global memory, for an error
 // message that says what there is instead.
 std::string GlobalMetrics(const char* chip) {
@@ -80,12 +67,13 @@ absl::StatusOr<SassLineCounters::Result> SassLineCounters::Collect(
                        "before SASS metrics");
   CUpti_Profiler_Initialize_Params init = {
       CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-  SASS_RETURN_IF_ERROR(cuptiProfilerInitialize(&init),
-                       "initializing the profiler");
+  CUPTI_RETURN_IF_ERROR(cuptiProfilerInitialize(&init),
+                        "SASS metrics: initializing the profiler");
   CUpti_Device_GetChipName_Params chip = {
       CUpti_Device_GetChipName_Params_STRUCT_SIZE};
   chip.deviceIndex = static_cast<size_t>(device);
-  SASS_RETURN_IF_ERROR(cuptiDeviceGetChipName(&chip), "reading the chip name");
+  CUPTI_RETURN_IF_ERROR(cuptiDeviceGetChipName(&chip),
+                        "SASS metrics: reading the chip name");
 
   const char* names[] = {kRequests, kSectors};
   std::vector<CUpti_SassMetrics_Config> configs;
@@ -112,7 +100,8 @@ absl::StatusOr<SassLineCounters::Result> SassLineCounters::Collect(
   set.pConfigs = configs.data();
   set.numOfMetricConfig = configs.size();
   set.deviceIndex = static_cast<uint32_t>(device);
-  SASS_RETURN_IF_ERROR(cuptiSassMetricsSetConfig(&set), "configuring");
+  CUPTI_RETURN_IF_ERROR(cuptiSassMetricsSetConfig(&set),
+                        "SASS metrics: configuring");
   struct Unset {
     uint32_t device;
     ~Unset() {
@@ -130,7 +119,8 @@ absl::StatusOr<SassLineCounters::Result> SassLineCounters::Collect(
       CUpti_SassMetricsEnable_Params_STRUCT_SIZE};
   enable.ctx = cu;
   enable.enableLazyPatching = 1;
-  SASS_RETURN_IF_ERROR(cuptiSassMetricsEnable(&enable), "enabling");
+  CUPTI_RETURN_IF_ERROR(cuptiSassMetricsEnable(&enable),
+                        "SASS metrics: enabling");
   struct Disable {
     CUcontext cu;
     ~Disable() {
@@ -150,8 +140,8 @@ absl::StatusOr<SassLineCounters::Result> SassLineCounters::Collect(
   CUpti_SassMetricsGetDataProperties_Params props = {
       CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE};
   props.ctx = cu;
-  SASS_RETURN_IF_ERROR(cuptiSassMetricsGetDataProperties(&props),
-                       "sizing the data");
+  CUPTI_RETURN_IF_ERROR(cuptiSassMetricsGetDataProperties(&props),
+                        "SASS metrics: sizing the data");
   Result out;
   if (props.numOfPatchedInstructionRecords == 0 || props.numOfInstances == 0) {
     return absl::UnavailableError(
@@ -171,7 +161,8 @@ absl::StatusOr<SassLineCounters::Result> SassLineCounters::Collect(
   flush.numOfPatchedInstructionRecords = records.size();
   flush.numOfInstances = props.numOfInstances;
   flush.pMetricsData = records.data();
-  SASS_RETURN_IF_ERROR(cuptiSassMetricsFlushData(&flush), "reading the data");
+  CUPTI_RETURN_IF_ERROR(cuptiSassMetricsFlushData(&flush),
+                        "SASS metrics: reading the data");
 
   // Per instruction: (function, pc offset) -> {requests, sectors}. A
   // record holds one metric's values at one PC, or several; sum by id.
