@@ -9,12 +9,17 @@
 #include "worker/runner/counter_profiler.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/status_macros.h"
@@ -115,6 +120,66 @@ TEST_F(CounterProfilerTest, FlushedPassesStartCleanAndCold) {
       ProfileRead([&]() { return DirtyL2(); }, 0);
   ASSERT_FALSE(dirty.empty());
   EXPECT_GT(dirty["dram__bytes_write.sum"], 0.25 * double(kDataBytes));
+}
+
+// Seen on the H200 (r25): after the runner's line-loads child, a process
+// that ran SASS metrics, exited, the next profile showed 256 KiB of DRAM
+// writes that one ncu run did not (in r36 ncu itself showed those 256 KiB
+// in one of two runs of the same launch). Here such a process
+// (sass_line_counters_test, beside this binary) runs between profiles of
+// the read-only kernel, which must show no DRAM writes before, after, or
+// while it stays alive.
+TEST_F(CounterProfilerTest, ASassMetricsProcessLeavesNoDramWrites) {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  ASSERT_GT(n, 0);
+  self[n] = '\0';
+  const std::string sass =
+      std::filesystem::path(self).parent_path() / "sass_line_counters_test";
+  if (!std::filesystem::exists(sass)) GTEST_SKIP() << "no " << sass;
+  const std::string filter =
+      "--gtest_filter=SassLineCountersTest.CountsLoadsAndSectorsPerLine";
+  auto flush = [&]() { return flusher_->Flush(ctx_->stream()); };
+  std::vector<std::pair<std::string, double>> writes;
+  auto profile = [&](const std::string& when) {
+    std::cout << when << ":\n";
+    std::map<std::string, double> v = ProfileRead(flush, L2Flusher::kKernels);
+    writes.emplace_back(when, v["dram__bytes_write.sum"]);
+  };
+  profile("before any SASS-metrics process");
+  {
+    auto child = testing::Child::Start({sass, filter},
+                                       {{"KBENCH_SASS_TEST_CHILD", "1"}});
+    ASSERT_TRUE(child.ok()) << child.status();
+    ASSERT_EQ((*child)->Wait(absl::Seconds(120)), 0) << (*child)->Stdout();
+  }
+  profile("right after one exited");
+  profile("the profile after that");
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  profile("2 s later");
+  profiler_.reset();
+  auto profiler = CounterProfiler::Create(ctx_.get(), {});
+  ASSERT_TRUE(profiler.ok()) << profiler.status();
+  profiler_ = std::move(*profiler);
+  profile("with a new CounterProfiler");
+  {
+    testing::TempDir dir;
+    const std::string marker = dir.path() + "/marker";
+    auto child = testing::Child::Start({sass, filter},
+                                       {{"KBENCH_TEST_LINGER_MARKER", marker}});
+    ASSERT_TRUE(child.ok()) << child.status();
+    for (int i = 0; i < 1200 && !std::filesystem::exists(marker); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(std::filesystem::exists(marker)) << (*child)->Stdout();
+    profile("while one that is done stays alive");
+    (*child)->Kill();
+  }
+  profile("after it was killed");
+  for (const auto& [when, bytes] : writes) {
+    std::cout << "| " << when << " | " << bytes << " B DRAM writes |\n";
+    EXPECT_LT(bytes, 0.01 * double(kDataBytes)) << when;
+  }
 }
 
 }  // namespace

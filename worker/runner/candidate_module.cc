@@ -120,12 +120,22 @@ std::map<std::string, int64_t> CandidateModule::StaticSmem() const {
 }
 
 absl::StatusOr<std::unique_ptr<BoundPlan>> CandidateModule::Bind(
-    const ConcretePlan& plan, const TensorSet& tensors) {
+    const ConcretePlan& plan, const TensorSet& tensors,
+    const BoundPlan* workspaces_of) {
   auto bound = std::make_unique<BoundPlan>();
   bound->module_ = this;
   bound->plan_ = plan;
   std::map<std::string, CUdeviceptr> workspace_ptrs;
-  for (const ConcreteWorkspace& w : plan.workspaces) {
+  for (size_t i = 0; i < plan.workspaces.size(); ++i) {
+    const ConcreteWorkspace& w = plan.workspaces[i];
+    if (workspaces_of != nullptr) {
+      if (i >= workspaces_of->workspace_ptrs_.size()) {
+        return absl::InternalError("the shared binding has fewer workspaces");
+      }
+      workspace_ptrs[w.name] = workspaces_of->workspace_ptrs_[i];
+      bound->workspace_ptrs_.push_back(workspace_ptrs[w.name]);
+      continue;
+    }
     auto buffer = DeviceBuffer::Allocate(w.bytes);
     if (!buffer.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -133,6 +143,7 @@ absl::StatusOr<std::unique_ptr<BoundPlan>> CandidateModule::Bind(
           " bytes could not be allocated: ", buffer.status().message()));
     }
     workspace_ptrs[w.name] = reinterpret_cast<CUdeviceptr>(buffer->get());
+    bound->workspace_ptrs_.push_back(workspace_ptrs[w.name]);
     bound->workspaces_.push_back(*std::move(buffer));
   }
   const CudaDriver& drv = ctx_->driver();
@@ -186,41 +197,62 @@ int BoundPlan::launches() const {
 }
 
 absl::Status BoundPlan::Enqueue(const std::vector<cudaEvent_t>* marks) {
-  DeviceContext* ctx = module_->ctx();
-  cudaStream_t s = ctx->stream();
+  cudaStream_t s = module_->ctx()->stream();
   if (marks) CUDA_RETURN_IF_ERROR(cudaEventRecord((*marks)[0], s), "timing");
   for (DeviceBuffer& w : workspaces_) {
     CUDA_RETURN_IF_ERROR(cudaMemsetAsync(w.get(), 0, w.bytes(), s),
                          "zero-filling a workspace");
   }
   if (marks) CUDA_RETURN_IF_ERROR(cudaEventRecord((*marks)[1], s), "timing");
-  const CudaDriver& drv = ctx->driver();
   for (size_t i = 0; i < launches_.size(); ++i) {
-    const Launch& l = launches_[i];
-    const ConcreteLaunch& cl = plan_.launches[i];
-    const CUresult r = drv.LaunchKernel(
-        l.info->fn, cl.grid[0], cl.grid[1], cl.grid[2], cl.block[0],
-        cl.block[1], cl.block[2], static_cast<unsigned>(cl.smem_bytes), s,
-        const_cast<void**>(l.params.data()), nullptr);
-    if (r != CUDA_SUCCESS) {
-      std::string during =
-          absl::StrCat("launching '", cl.entry, "' (line ", cl.line,
-                       ") with grid(", cl.grid[0], ", ", cl.grid[1], ", ",
-                       cl.grid[2], ") block(", cl.block[0], ", ", cl.block[1],
-                       ", ", cl.block[2], ") smem(", cl.smem_bytes, ")");
-      if (r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) {
-        absl::StrAppend(&during, "; the kernel uses ", l.info->registers,
-                        " registers/thread x ",
-                        cl.block[0] * cl.block[1] * cl.block[2],
-                        " threads; lower the block size or the registers");
-      }
-      return CuStatus(drv, r, during, absl::StatusCode::kInvalidArgument);
-    }
+    RETURN_IF_ERROR(LaunchOne(i, s));
     if (marks) {
       CUDA_RETURN_IF_ERROR(cudaEventRecord((*marks)[i + 2], s), "timing");
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status BoundPlan::EnqueueUpTo(int n) {
+  cudaStream_t s = module_->ctx()->stream();
+  for (DeviceBuffer& w : workspaces_) {
+    CUDA_RETURN_IF_ERROR(cudaMemsetAsync(w.get(), 0, w.bytes(), s),
+                         "zero-filling a workspace");
+  }
+  for (size_t i = 0; i < launches_.size() && static_cast<int>(i) < n; ++i) {
+    RETURN_IF_ERROR(LaunchOne(i, s));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BoundPlan::EnqueueLaunch(int i) {
+  if (i < 0 || i >= static_cast<int>(launches_.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the plan has no launch ", i));
+  }
+  return LaunchOne(static_cast<size_t>(i), module_->ctx()->stream());
+}
+
+absl::Status BoundPlan::LaunchOne(size_t i, cudaStream_t s) {
+  const CudaDriver& drv = module_->ctx()->driver();
+  const Launch& l = launches_[i];
+  const ConcreteLaunch& cl = plan_.launches[i];
+  const CUresult r = drv.LaunchKernel(
+      l.info->fn, cl.grid[0], cl.grid[1], cl.grid[2], cl.block[0], cl.block[1],
+      cl.block[2], static_cast<unsigned>(cl.smem_bytes), s,
+      const_cast<void**>(l.params.data()), nullptr);
+  if (r == CUDA_SUCCESS) return absl::OkStatus();
+  std::string during = absl::StrCat(
+      "launching '", cl.entry, "' (line ", cl.line, ") with grid(", cl.grid[0],
+      ", ", cl.grid[1], ", ", cl.grid[2], ") block(", cl.block[0], ", ",
+      cl.block[1], ", ", cl.block[2], ") smem(", cl.smem_bytes, ")");
+  if (r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) {
+    absl::StrAppend(&during, "; the kernel uses ", l.info->registers,
+                    " registers/thread x ",
+                    cl.block[0] * cl.block[1] * cl.block[2],
+                    " threads; lower the block size or the registers");
+  }
+  return CuStatus(drv, r, during, absl::StatusCode::kInvalidArgument);
 }
 
 absl::StatusOr<std::function<absl::Status()>> LoadBoundCopy(

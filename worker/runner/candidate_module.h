@@ -60,10 +60,13 @@ class CandidateModule {
   // Static shared memory per entry, for CheckDeviceLimits.
   std::map<std::string, int64_t> StaticSmem() const;
 
-  // Binds a resolved plan to `tensors` (allocating its workspaces) and
-  // raises the dynamic shared memory limit of entries that need > 48 KiB.
-  absl::StatusOr<std::unique_ptr<BoundPlan>> Bind(const ConcretePlan& plan,
-                                                  const TensorSet& tensors);
+  // Binds a resolved plan to `tensors` (allocating its workspaces, or
+  // using those of `workspaces_of`, a binding of the same plan that must
+  // outlive the result) and raises the dynamic shared memory limit of
+  // entries that need > 48 KiB.
+  absl::StatusOr<std::unique_ptr<BoundPlan>> Bind(
+      const ConcretePlan& plan, const TensorSet& tensors,
+      const BoundPlan* workspaces_of = nullptr);
 
   DeviceContext* ctx() const { return ctx_; }
 
@@ -87,6 +90,10 @@ class BoundPlan {
   // launch i - 1. Launch refusals (bad configuration, too many resources)
   // are InvalidArgument naming the launch's line.
   absl::Status Enqueue(const std::vector<cudaEvent_t>* marks = nullptr);
+  // Enqueues the workspace memsets and launches [0, n) only.
+  absl::Status EnqueueUpTo(int n);
+  // Enqueues launch i only.
+  absl::Status EnqueueLaunch(int i);
 
   // Kernel launches plus workspace memsets per run.
   int launches() const;
@@ -102,9 +109,13 @@ class BoundPlan {
     std::vector<int> ints;
     std::vector<void*> params;
   };
+  // Enqueues launch i on `s`.
+  absl::Status LaunchOne(size_t i, cudaStream_t s);
+
   CandidateModule* module_ = nullptr;
   ConcretePlan plan_;
-  std::vector<DeviceBuffer> workspaces_;
+  std::vector<DeviceBuffer> workspaces_;     // Empty when shared.
+  std::vector<CUdeviceptr> workspace_ptrs_;  // In plan_.workspaces order.
   std::vector<Launch> launches_;
 };
 

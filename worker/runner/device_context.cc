@@ -55,6 +55,7 @@ absl::Status DeviceContext::Init(const Options& options) {
   CUDA_RETURN_IF_ERROR(
       cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
       "creating the stream");
+  if (!options.blas) return ReadSpec();
   if (cublasCreate(&cublas_) != CUBLAS_STATUS_SUCCESS) {
     return absl::InternalError("cublasCreate failed");
   }

@@ -28,6 +28,9 @@ class DeviceContext {
     int device = 0;
     // cuBLASLt workspace, in bytes (PyTorch uses 32 MiB on Hopper).
     size_t cublaslt_workspace_bytes = 32u << 20;
+    // Create the cuBLAS and cuBLASLt handles (and the workspace); false for
+    // a child that runs no reference (cublas() and cublaslt() are null).
+    bool blas = true;
   };
 
   // FailedPrecondition with a plain message when there is no driver or no

@@ -13,10 +13,12 @@
 // plain process for Nsight Compute, e.g.
 //   ncu --metrics gpu__time_duration.sum kbrunner --oneshot job.pb out.pb
 //
-// Line-loads mode (`kbrunner --line-loads JOB.pb OUT.pb`): the runner's own
+// Line-loads mode (`kbrunner --line-loads-wait DIR`): the runner's own
 // child for the global loads per source line of a profile
-// (worker/runner/line_loads.h); OUT.pb gets a ProfileReport, with the
-// reason in `missing` when it fails (exit status 1).
+// (worker/runner/line_loads.h): it creates its context, then DIR/ready,
+// and waits for a line on stdin; then DIR/lines.pb gets the ProfileReport
+// of DIR/job.pb, with the reason in `missing` when it fails (exit status
+// 1). By hand: `echo go | kbrunner --line-loads-wait DIR`.
 #include <unistd.h>
 
 #include <chrono>
@@ -69,31 +71,6 @@ int RunOneShot(kbench::DeviceContext* ctx,
   return result.verdict() == kbench::v1::VERDICT_PASSED ? 0 : 1;
 }
 
-// Collects the global loads per line of the job in `paths[0]` into a
-// ProfileReport written to `paths[1]`.
-int RunLineLoads(kbench::DeviceContext* ctx,
-                 const std::vector<std::string>& paths) {
-  kbench::v1::RunnerJob job;
-  kbench::v1::ProfileReport report;
-  absl::Status s = absl::OkStatus();
-  {
-    std::ifstream in(paths[0], std::ios::binary);
-    if (!in || !job.ParseFromIstream(&in)) {
-      s = absl::InvalidArgumentError("cannot read the job");
-    }
-  }
-  if (s.ok()) s = kbench::CollectLineLoads(ctx, job, &report);
-  if (!s.ok()) {
-    report.Clear();
-    kbench::v1::MissingFigure* m = report.add_missing();
-    m->set_figure("hot_lines.global_load_sectors_per_request");
-    m->set_reason(std::string(s.message()));
-  }
-  std::ofstream out(paths[1], std::ios::binary | std::ios::trunc);
-  if (!out || !report.SerializeToOstream(&out)) return 4;
-  return s.ok() ? 0 : 1;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,11 +83,11 @@ int main(int argc, char** argv) {
                  "JOB.pb RESULT.pb: run one serialized RunnerJob and write "
                  "its JobResult, then exit (for compute-sanitizer and ncu)")
       ->expected(2);
-  std::vector<std::string> line_loads;
-  app.add_option("--line-loads", line_loads,
-                 "JOB.pb OUT.pb: global loads per source line of the job's "
-                 "candidate (SASS metrics, a context of its own), then exit")
-      ->expected(2);
+  std::string line_loads;
+  app.add_option("--line-loads-wait", line_loads,
+                 "DIR: the runner's line-loads child: create the context, "
+                 "then DIR/ready; on a line on stdin, global loads per "
+                 "source line of DIR/job.pb into DIR/lines.pb, then exit");
   app.add_option("--device", device, "CUDA device ordinal")
       ->capture_default_str();
   app.add_option("--protocol-fd", fd, "File descriptor of the worker socket")
@@ -122,13 +99,21 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   kbench::DeviceContext::Options options;
   options.device = device;
+  // The line-loads child runs no reference: no cuBLAS handles to create.
+  options.blas = line_loads.empty();
   auto ctx = kbench::DeviceContext::Create(options);
   if (!ctx.ok()) {
     spdlog::error("{}", std::string(ctx.status().message()));
     return 3;
   }
   if (!oneshot.empty()) return RunOneShot(ctx->get(), oneshot);
-  if (!line_loads.empty()) return RunLineLoads(ctx->get(), line_loads);
+  if (!line_loads.empty()) {
+    spdlog::info("line loads: context ready in {:.0f} ms",
+                 std::chrono::duration<double, std::milli>(
+                     std::chrono::steady_clock::now() - t0)
+                     .count());
+    return kbench::ServeLineLoads(ctx->get(), line_loads);
+  }
   // Ceilings for get_gpu_specs and speed-of-light figures, once per runner.
   if (absl::Status s =
           kbench::MeasureCeilings(ctx->get(), (*ctx)->mutable_spec());

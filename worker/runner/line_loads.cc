@@ -1,14 +1,21 @@
 #include "worker/runner/line_loads.h"
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/launch_plan.h"
 #include "common/problem_util.h"
 #include "common/run_child.h"
@@ -23,7 +30,7 @@
 namespace kbench {
 
 absl::Status CollectLineLoads(DeviceContext* ctx, const v1::RunnerJob& job,
-                              v1::ProfileReport* out) {
+                              int launch, v1::ProfileReport* out) {
   const v1::Problem& problem = job.problem();
   if (job.cubin().empty()) {
     return absl::InvalidArgumentError("the job carries no cubin");
@@ -37,9 +44,24 @@ absl::Status CollectLineLoads(DeviceContext* ctx, const v1::RunnerJob& job,
   RETURN_IF_ERROR(
       tensors.FillInputs(TrialSeed(job.seed(), 1 << 20, 0, 0), ctx->stream()));
   const std::string& cubin = job.cubin();
-  // Loaded once SASS metrics are on.
-  PcSampler::Loader load = [&]() {
-    return LoadBoundCopy(ctx, cubin, plan, problem, cplan, tensors);
+  // The plan's steps before `launch` run on one copy of the module; the
+  // measured launch on a fresh copy, bound to the same tensors and
+  // workspaces (see SassLineCounters::Collect).
+  ASSIGN_OR_RETURN(std::unique_ptr<CandidateModule> before,
+                   CandidateModule::Load(ctx, cubin, plan, problem));
+  ASSIGN_OR_RETURN(std::unique_ptr<BoundPlan> before_bound,
+                   before->Bind(cplan, tensors));
+  RETURN_IF_ERROR(before_bound->EnqueueUpTo(launch));
+  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(ctx->stream()),
+                       "running the plan up to the measured launch");
+  std::unique_ptr<CandidateModule> fresh;
+  std::unique_ptr<BoundPlan> fresh_bound;
+  PcSampler::Loader load =
+      [&]() -> absl::StatusOr<std::function<absl::Status()>> {
+    ASSIGN_OR_RETURN(fresh, CandidateModule::Load(ctx, cubin, plan, problem));
+    ASSIGN_OR_RETURN(fresh_bound,
+                     fresh->Bind(cplan, tensors, before_bound.get()));
+    return [&]() { return fresh_bound->EnqueueLaunch(launch); };
   };
   SassLineCounters sass(ctx);
   ASSIGN_OR_RETURN(const SassLineCounters::Result lines,
@@ -58,56 +80,216 @@ absl::Status CollectLineLoads(DeviceContext* ctx, const v1::RunnerJob& job,
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::ProfileReport> LineLoadsInChild(const v1::RunnerJob& job,
-                                                   const std::string& cubin,
-                                                   const std::string& arch,
-                                                   int device,
-                                                   absl::Duration timeout) {
+int ServeLineLoads(DeviceContext* ctx, const std::string& dir) {
+  { std::ofstream(dir + "/ready") << "ready\n"; }
+  std::string cue;
+  if (!std::getline(std::cin, cue)) return 0;  // No work: the runner left.
+  int launch = 0;
+  const bool cue_ok =
+      absl::StartsWith(cue, "go ") && absl::SimpleAtoi(cue.substr(3), &launch);
+  const auto t0 = std::chrono::steady_clock::now();
+  v1::RunnerJob job;
+  v1::ProfileReport report;
+  absl::Status s = absl::OkStatus();
+  {
+    std::ifstream in(dir + "/job.pb", std::ios::binary);
+    if (!in || !job.ParseFromIstream(&in)) {
+      s = absl::InvalidArgumentError("cannot read the job");
+    }
+  }
+  if (s.ok() && !cue_ok) {
+    s = absl::InvalidArgumentError(absl::StrCat("bad cue '", cue, "'"));
+  }
+  if (s.ok()) s = CollectLineLoads(ctx, job, launch, &report);
+  spdlog::info("line loads: collected in {:.0f} ms",
+               std::chrono::duration<double, std::milli>(
+                   std::chrono::steady_clock::now() - t0)
+                   .count());
+  if (!s.ok()) {
+    report.Clear();
+    v1::MissingFigure* m = report.add_missing();
+    m->set_figure("hot_lines.global_load_sectors_per_request");
+    m->set_reason(std::string(s.message()));
+  }
+  {
+    // Written whole, then renamed: the runner reads it as soon as it is
+    // there, without waiting for this process's exit.
+    std::ofstream out(dir + "/lines.tmp", std::ios::binary | std::ios::trunc);
+    if (!out || !report.SerializeToOstream(&out)) return 1;
+  }
+  if (rename((dir + "/lines.tmp").c_str(), (dir + "/lines.pb").c_str()) != 0) {
+    return 1;
+  }
+  return s.ok() ? 0 : 1;
+}
+
+LineLoadsChild::~LineLoadsChild() {
+  Drop();
+  if (exiting_ > 0) {
+    kill(exiting_, SIGKILL);
+    (void)WaitChild(exiting_, absl::Seconds(10));
+  }
+}
+
+void LineLoadsChild::Drop() {
+  if (cue_fd_ >= 0) close(cue_fd_);
+  cue_fd_ = -1;
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    (void)WaitChild(pid_, absl::Seconds(10));
+  }
+  pid_ = -1;
+  ready_ = false;
+  if (!dir_.empty()) {
+    for (const char* f : {"/job.pb", "/lines.tmp", "/lines.pb", "/ready"}) {
+      unlink((dir_ + f).c_str());
+    }
+    rmdir(dir_.c_str());
+  }
+  dir_.clear();
+}
+
+absl::Status LineLoadsChild::Start() {
   const char* tmp = std::getenv("TMPDIR");
   std::string dir_template = absl::StrCat(
       tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/kbrunner-lines-XXXXXX");
-  const char* dir = mkdtemp(dir_template.data());
-  if (dir == nullptr) return absl::InternalError("mkdtemp failed");
-  const std::string job_path = absl::StrCat(dir, "/job.pb");
-  const std::string out_path = absl::StrCat(dir, "/lines.pb");
-  struct Cleanup {
-    std::string dir, job, out;
-    ~Cleanup() {
-      unlink(job.c_str());
-      unlink(out.c_str());
-      rmdir(dir.c_str());
+  if (mkdtemp(dir_template.data()) == nullptr) {
+    return absl::InternalError("mkdtemp failed");
+  }
+  dir_ = dir_template;
+  std::string self = options_.kbrunner;
+  if (self.empty()) {
+    char buf[4096];
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    if (n <= 0) return absl::InternalError("cannot find the kbrunner binary");
+    self.assign(buf, n);
+  }
+  ASSIGN_OR_RETURN(
+      const StartedChild child,
+      StartChild({self, "--device", std::to_string(options_.device),
+                  "--log-level", "info", "--line-loads-wait", dir_},
+                 true));
+  pid_ = child.pid;
+  cue_fd_ = child.stdin_fd;
+  started_ = absl::Now();
+  return absl::OkStatus();
+}
+
+void LineLoadsChild::WaitQuiet() {
+  if (exiting_ > 0) {
+    const absl::StatusOr<ChildExit> exit =
+        WaitChild(exiting_, options_.run_timeout);
+    if (!exit.ok() || exit->timed_out) {
+      spdlog::warn("the last line-loads child did not exit; killed");
     }
-  } cleanup{dir, job_path, out_path};
+    exiting_ = -1;
+  }
+  if (pid_ <= 0 || ready_) return;
+  const std::string ready = dir_ + "/ready";
+  while (absl::Now() < started_ + options_.ready_timeout) {
+    if (access(ready.c_str(), F_OK) == 0) {
+      ready_ = true;
+      return;
+    }
+    // A child that died while starting is dropped (and started again
+    // when needed).
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      spdlog::warn("the line-loads child ended while starting (status {})",
+                   status);
+      pid_ = -1;
+      Drop();
+      return;
+    }
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  spdlog::warn("the line-loads child was not ready in {}; killed",
+               absl::FormatDuration(options_.ready_timeout));
+  Drop();
+}
+
+absl::StatusOr<v1::ProfileReport> LineLoadsChild::Run(const v1::RunnerJob& job,
+                                                      const std::string& cubin,
+                                                      const std::string& arch,
+                                                      int launch) {
+  if (pid_ <= 0) RETURN_IF_ERROR(Start());
+  WaitQuiet();
+  if (pid_ <= 0) {
+    return absl::UnavailableError(
+        "the line-loads child did not start; its log is in the worker's");
+  }
   {
     v1::RunnerJob copy = job;
     copy.set_cubin(cubin);
     copy.set_cubin_arch(arch);
-    std::ofstream f(job_path, std::ios::binary | std::ios::trunc);
+    std::ofstream f(dir_ + "/job.pb", std::ios::binary | std::ios::trunc);
     if (!f || !copy.SerializeToOstream(&f)) {
+      Drop();
       return absl::InternalError("writing the line-loads job");
     }
   }
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n <= 0) return absl::InternalError("cannot find the kbrunner binary");
-  self[n] = '\0';
-  ASSIGN_OR_RETURN(
-      const ChildExit exit,
-      RunChild({self, "--device", std::to_string(device), "--log-level", "warn",
-                "--line-loads", job_path, out_path},
-               timeout));
+  const absl::Time start = absl::Now();
+  const std::string cue = absl::StrCat("go ", launch, "\n");
+  const bool cued = write(cue_fd_, cue.data(), cue.size()) ==
+                    static_cast<ssize_t>(cue.size());
+  close(cue_fd_);
+  cue_fd_ = -1;
+  // Done when lines.pb appears (the child's exit, its context's teardown,
+  // is waited for by WaitQuiet, before the next measurement), or when the
+  // child ends without it.
+  const std::string lines = dir_ + "/lines.pb";
+  bool written = false;
+  ChildExit exit;
+  bool ended = false;
+  while (cued) {
+    if (access(lines.c_str(), F_OK) == 0) {
+      written = true;
+      break;
+    }
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      ended = true;
+      if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
+      written = access(lines.c_str(), F_OK) == 0;
+      break;
+    }
+    if (absl::Now() >= start + options_.run_timeout) {
+      exit.timed_out = true;
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  spdlog::info("line loads: the child ran for {:.0f} ms",
+               absl::ToDoubleMilliseconds(absl::Now() - start));
+  v1::ProfileReport report;
+  bool parsed = false;
+  if (written) {
+    std::ifstream in(lines, std::ios::binary);
+    parsed = in && report.ParseFromIstream(&in);
+  }
+  if (written && !ended) {
+    exiting_ = pid_;  // Reaped by WaitQuiet.
+    pid_ = -1;
+  }
+  if (ended) pid_ = -1;
+  Drop();  // Kills a child that timed out or was never cued.
+  // The next spare starts now, while the runner reports this job.
+  if (absl::Status s = Start(); !s.ok()) {
+    spdlog::warn("starting a spare line-loads child: {}",
+                 std::string(s.message()));
+    Drop();
+  }
+  if (!cued) return absl::UnavailableError("the line-loads child was gone");
   if (exit.timed_out) {
     return absl::UnavailableError(
         absl::StrCat("the line-loads child did not finish in ",
-                     absl::FormatDuration(timeout)));
+                     absl::FormatDuration(options_.run_timeout)));
   }
-  v1::ProfileReport report;
-  std::ifstream in(out_path, std::ios::binary);
-  const bool parsed = in && report.ParseFromIstream(&in);
   if (parsed && !report.missing().empty()) {
     return absl::UnavailableError(report.missing(0).reason());
   }
-  if (exit.exit_code != 0 || !parsed) {
+  if (!parsed) {
     return absl::UnavailableError(absl::StrCat(
         "the line-loads child failed (exit status ", exit.exit_code,
         ", signal ", exit.signal, "); its log is in the worker's"));

@@ -32,6 +32,7 @@
 #include "worker/runner/counter_profiler.h"
 #include "worker/runner/device_context.h"
 #include "worker/runner/l2_flusher.h"
+#include "worker/runner/line_loads.h"
 #include "worker/runner/pc_sampler.h"
 #include "worker/runner/reference_op.h"
 
@@ -72,13 +73,15 @@ class PlanCounters {
   absl::Status Add(ProfilePreset preset, const Candidate& candidate,
                    ReferenceOp* reference, v1::ProfileReport* profile);
 
+  // Returns once no helper child is starting up (see line_loads.h): call
+  // before any timing or counter measurement.
+  void WaitQuiet();
+
  private:
-  // Global loads per hot line (SASS metrics, in a child process), into
-  // profile's hot lines; trouble is reported in profile.missing. Off unless
-  // KBENCH_LINE_LOADS=1: measured on the H200, the child's exit (its
-  // context's teardown) added 256 KiB of DRAM writes to the counters of
-  // the next profile, and the two-stage plan's kernels were not patched
-  // ("no instruction of the candidate was patched").
+  // Global loads per hot line (SASS metrics, in a child process, after
+  // every counter of the profile is read), into profile's hot lines;
+  // trouble is reported in profile.missing. KBENCH_LINE_LOADS=0 in the
+  // worker's environment turns them off.
   absl::Status AddLineLoads(const Candidate& candidate,
                             v1::ProfileReport* profile);
   // The profiler, created on first use; the creation error is kept.
@@ -92,6 +95,8 @@ class PlanCounters {
   std::map<std::string, std::pair<std::vector<v1::LaunchProfile>, int>>
       reference_cache_;
   std::unique_ptr<CounterProfiler> profiler_;
+  // The line-loads child, made at the first full profile.
+  std::unique_ptr<LineLoadsChild> line_loads_;
   absl::Status create_status_;
   bool tried_ = false;
 };

@@ -9,6 +9,8 @@
 #include <array>
 #include <cstdlib>
 #include <functional>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -57,14 +59,21 @@ std::string GlobalMetrics(const char* chip) {
 
 }  // namespace
 
-absl::StatusOr<SassLineCounters::Result> SassLineCounters::Collect(
-    const std::string& cubin, const PcSampler::Loader& load) {
-  CUcontext cu = nullptr;
-  ctx_->driver().CtxGetCurrent(&cu);
+SassLineCounters::~SassLineCounters() {
+  if (!configured_) return;
+  CUpti_SassMetricsUnsetConfig_Params p = {
+      CUpti_SassMetricsUnsetConfig_Params_STRUCT_SIZE};
+  p.deviceIndex = device_;
+  if (const CUptiResult r = cuptiSassMetricsUnsetConfig(&p);
+      r != CUPTI_SUCCESS) {
+    spdlog::warn("SASS metrics: unsetting the configuration: CUPTI error {}",
+                 static_cast<int>(r));
+  }
+}
+
+absl::Status SassLineCounters::Configure() {
   int device = 0;
   CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "reading the device");
-  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(ctx_->stream()),
-                       "before SASS metrics");
   CUpti_Profiler_Initialize_Params init = {
       CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
   CUPTI_RETURN_IF_ERROR(cuptiProfilerInitialize(&init),
@@ -77,7 +86,7 @@ absl::StatusOr<SassLineCounters::Result> SassLineCounters::Collect(
 
   const char* names[] = {kRequests, kSectors};
   std::vector<CUpti_SassMetrics_Config> configs;
-  std::map<uint64_t, int> which;  // Metric id -> 0 (requests) or 1.
+  std::map<uint64_t, int> which;
   for (int i = 0; i < 2; ++i) {
     CUpti_SassMetrics_GetProperties_Params props = {
         CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE};
@@ -102,80 +111,109 @@ absl::StatusOr<SassLineCounters::Result> SassLineCounters::Collect(
   set.deviceIndex = static_cast<uint32_t>(device);
   CUPTI_RETURN_IF_ERROR(cuptiSassMetricsSetConfig(&set),
                         "SASS metrics: configuring");
-  struct Unset {
-    uint32_t device;
-    ~Unset() {
-      CUpti_SassMetricsUnsetConfig_Params p = {
-          CUpti_SassMetricsUnsetConfig_Params_STRUCT_SIZE};
-      p.deviceIndex = device;
-      cuptiSassMetricsUnsetConfig(&p);
-    }
-  } unset{static_cast<uint32_t>(device)};
+  configured_ = true;
+  device_ = static_cast<uint32_t>(device);
+  which_ = std::move(which);
+  return absl::OkStatus();
+}
 
-  // The records and their values, freed after Disable.
-  std::vector<CUpti_SassMetrics_Data> records;
-  std::vector<std::vector<CUpti_SassMetrics_InstanceValue>> values;
-  CUpti_SassMetricsEnable_Params enable = {
-      CUpti_SassMetricsEnable_Params_STRUCT_SIZE};
-  enable.ctx = cu;
-  enable.enableLazyPatching = 1;
-  CUPTI_RETURN_IF_ERROR(cuptiSassMetricsEnable(&enable),
-                        "SASS metrics: enabling");
-  struct Disable {
-    CUcontext cu;
-    ~Disable() {
-      CUpti_SassMetricsDisable_Params p = {
-          CUpti_SassMetricsDisable_Params_STRUCT_SIZE};
-      p.ctx = cu;
-      cuptiSassMetricsDisable(&p);
-    }
-  } disable{cu};
-
-  // A fresh copy of the candidate, patched at its first launch.
-  ASSIGN_OR_RETURN(std::function<absl::Status()> enqueue, load());
-  RETURN_IF_ERROR(enqueue());
+absl::StatusOr<SassLineCounters::Result> SassLineCounters::Collect(
+    const std::string& cubin, const PcSampler::Loader& load) {
+  CUcontext cu = nullptr;
+  ctx_->driver().CtxGetCurrent(&cu);
   CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(ctx_->stream()),
-                       "running the patched kernels");
+                       "before SASS metrics");
+  if (collected_) {
+    return absl::FailedPreconditionError(
+        "SASS metrics: one collection per process (a second one patches "
+        "nothing on this driver)");
+  }
+  collected_ = true;
+  if (!configured_) RETURN_IF_ERROR(Configure());
+  const std::map<uint64_t, int>& which = which_;
 
-  CUpti_SassMetricsGetDataProperties_Params props = {
-      CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE};
-  props.ctx = cu;
-  CUPTI_RETURN_IF_ERROR(cuptiSassMetricsGetDataProperties(&props),
-                        "SASS metrics: sizing the data");
-  Result out;
-  if (props.numOfPatchedInstructionRecords == 0 || props.numOfInstances == 0) {
-    return absl::UnavailableError(
-        "SASS metrics: no instruction of the candidate was patched");
-  }
-  records.resize(props.numOfPatchedInstructionRecords);
-  values.resize(records.size());
-  for (size_t i = 0; i < records.size(); ++i) {
-    values[i].resize(props.numOfInstances);
-    records[i] = {};
-    records[i].structSize = sizeof(CUpti_SassMetrics_Data);
-    records[i].pInstanceValues = values[i].data();
-  }
-  CUpti_SassMetricsFlushData_Params flush = {
-      CUpti_SassMetricsFlushData_Params_STRUCT_SIZE};
-  flush.ctx = cu;
-  flush.numOfPatchedInstructionRecords = records.size();
-  flush.numOfInstances = props.numOfInstances;
-  flush.pMetricsData = records.data();
-  CUPTI_RETURN_IF_ERROR(cuptiSassMetricsFlushData(&flush),
-                        "SASS metrics: reading the data");
+  // A fresh copy of the candidate's module, loaded right before the
+  // enable: measured on the H200, a kernel is patched only when it is the
+  // first launch since its module was loaded (after a memset, or after
+  // another kernel of the module, nothing was), so a plan's earlier steps
+  // run on another copy (line_loads.cc).
+  ASSIGN_OR_RETURN(const std::function<absl::Status()> run, load());
 
   // Per instruction: (function, pc offset) -> {requests, sectors}. A
   // record holds one metric's values at one PC, or several; sum by id.
   std::map<std::pair<std::string, uint32_t>, std::array<int64_t, 2>> per_pc;
-  for (const CUpti_SassMetrics_Data& r : records) {
-    std::array<int64_t, 2>& v =
-        per_pc[{r.functionName != nullptr ? r.functionName : "", r.pcOffset}];
-    for (size_t k = 0; k < props.numOfInstances; ++k) {
-      auto it = which.find(r.pInstanceValues[k].metricId);
-      if (it != which.end()) v[it->second] += r.pInstanceValues[k].value;
+  size_t total_records = 0;
+  // Reads the data of the enabled range.
+  auto drain = [&]() -> absl::Status {
+    CUpti_SassMetricsGetDataProperties_Params props = {
+        CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE};
+    props.ctx = cu;
+    CUPTI_RETURN_IF_ERROR(cuptiSassMetricsGetDataProperties(&props),
+                          "SASS metrics: sizing the data");
+    if (props.numOfPatchedInstructionRecords == 0 ||
+        props.numOfInstances == 0) {
+      return absl::OkStatus();
     }
-    std::free(const_cast<char*>(r.functionName));
+    std::vector<CUpti_SassMetrics_Data> records(
+        props.numOfPatchedInstructionRecords);
+    std::vector<std::vector<CUpti_SassMetrics_InstanceValue>> values(
+        records.size());
+    for (size_t i = 0; i < records.size(); ++i) {
+      values[i].resize(props.numOfInstances);
+      records[i] = {};
+      records[i].structSize = sizeof(CUpti_SassMetrics_Data);
+      records[i].pInstanceValues = values[i].data();
+    }
+    CUpti_SassMetricsFlushData_Params flush = {
+        CUpti_SassMetricsFlushData_Params_STRUCT_SIZE};
+    flush.ctx = cu;
+    flush.numOfPatchedInstructionRecords = records.size();
+    flush.numOfInstances = props.numOfInstances;
+    flush.pMetricsData = records.data();
+    CUPTI_RETURN_IF_ERROR(cuptiSassMetricsFlushData(&flush),
+                          "SASS metrics: reading the data");
+    for (const CUpti_SassMetrics_Data& r : records) {
+      std::array<int64_t, 2>& v =
+          per_pc[{r.functionName != nullptr ? r.functionName : "", r.pcOffset}];
+      for (size_t k = 0; k < props.numOfInstances; ++k) {
+        auto it = which.find(r.pInstanceValues[k].metricId);
+        if (it != which.end()) v[it->second] += r.pInstanceValues[k].value;
+      }
+      std::free(const_cast<char*>(r.functionName));
+    }
+    total_records += records.size();
+    return absl::OkStatus();
+  };
+
+  CUpti_SassMetricsEnable_Params enable = {
+      CUpti_SassMetricsEnable_Params_STRUCT_SIZE};
+  enable.ctx = cu;
+  // Functions are patched at their first launch in the range.
+  enable.enableLazyPatching = 1;
+  CUPTI_RETURN_IF_ERROR(cuptiSassMetricsEnable(&enable),
+                        "SASS metrics: enabling");
+  absl::Status ran = run();
+  if (ran.ok()) {
+    if (const cudaError_t err = cudaStreamSynchronize(ctx_->stream());
+        err != cudaSuccess) {
+      ran = CudaRtStatus(err, "running the patched kernel");
+    }
   }
+  if (ran.ok()) ran = drain();
+  CUpti_SassMetricsDisable_Params disable = {
+      CUpti_SassMetricsDisable_Params_STRUCT_SIZE};
+  disable.ctx = cu;
+  if (const CUptiResult r = cuptiSassMetricsDisable(&disable);
+      r != CUPTI_SUCCESS) {
+    spdlog::warn("SASS metrics: disabling: CUPTI error {}",
+                 static_cast<int>(r));
+  }
+  RETURN_IF_ERROR(ran);
+  if (total_records == 0) {
+    return absl::UnavailableError(
+        "SASS metrics: no instruction of the candidate was patched");
+  }
+  Result out;
   SassSourceMap source_map(cubin);
   int64_t total_requests = 0;
   for (const auto& [pc, v] : per_pc) {
@@ -193,7 +231,7 @@ absl::StatusOr<SassLineCounters::Result> SassLineCounters::Collect(
   spdlog::info(
       "SASS metrics: {} records, {} global load requests over {} source "
       "lines",
-      records.size(), total_requests, out.size());
+      total_records, total_requests, out.size());
   return out;
 }
 

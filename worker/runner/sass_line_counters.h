@@ -6,13 +6,22 @@
 // and summed per line. This is what ncu's source view shows as "L2
 // Theoretical Sectors Global" against "Instructions Executed".
 //
-// Ownership: borrows the DeviceContext. Thread safety: none (runner
-// thread). Never active together with the range profiler or PC sampling:
-// PlanCounters runs them one after the other.
+// One collection, of one kernel launch, per process: measured on the H200
+// (CUDA 13.0, driver 580), a second cuptiSassMetricsSetConfig in a process
+// fails with CUPTI_ERROR_OUT_OF_MEMORY even after
+// cuptiSassMetricsUnsetConfig; with the configuration kept, a second
+// enable patches no instruction; and a kernel is patched only as the first
+// launch since its module was loaded. So a second Collect is refused;
+// line_loads.h runs each in a child process, one per kernel of the plan.
+//
+// Ownership: borrows the DeviceContext, which must outlive it. Thread
+// safety: none (runner thread). Never in a context that runs the range
+// profiler or PC sampling (see line_loads.h).
 #ifndef KBENCH_WORKER_RUNNER_SASS_LINE_COUNTERS_H_
 #define KBENCH_WORKER_RUNNER_SASS_LINE_COUNTERS_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -34,16 +43,27 @@ class SassLineCounters {
   using Result = std::map<std::pair<std::string, int>, LineLoads>;
 
   explicit SassLineCounters(DeviceContext* ctx) : ctx_(ctx) {}
+  ~SassLineCounters();  // Unsets the configuration, if set.
+  SassLineCounters(const SassLineCounters&) = delete;
+  SassLineCounters& operator=(const SassLineCounters&) = delete;
 
-  // Runs the candidate that `load` gives once with SASS metrics on and
-  // sums its global loads per line of `cubin` (the image `load` loads).
+  // Runs the one kernel launch that `load` gives (a fresh copy of its
+  // module, loaded by `load`) with SASS metrics on, and sums its global
+  // loads per line of `cubin` (the image `load` loads).
   // Unavailable, naming the cause, when the GPU, the driver or CUPTI does
-  // not offer the metrics.
+  // not offer the metrics; FailedPrecondition on a second call.
   absl::StatusOr<Result> Collect(const std::string& cubin,
                                  const PcSampler::Loader& load);
 
  private:
+  // Initializes the profiler and sets the two metrics' configuration.
+  absl::Status Configure();
+
   DeviceContext* ctx_;
+  bool configured_ = false;
+  bool collected_ = false;  // Collect ran (see the class comment).
+  uint32_t device_ = 0;
+  std::map<uint64_t, int> which_;  // Metric id -> 0 (requests), 1 (sectors).
 };
 
 }  // namespace kbench

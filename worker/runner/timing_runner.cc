@@ -47,6 +47,9 @@ absl::Status TimingRunner::Run(
   ASSIGN_OR_RETURN(const ConcretePlan cplan,
                    ResolveLaunchPlan(plan, problem, dims));
   RETURN_IF_ERROR(CheckDeviceLimits(cplan, ctx_->spec(), module->StaticSmem()));
+  // A helper child still starting (its CUDA context) must not overlap the
+  // samples or the counters.
+  counters_->WaitQuiet();
   ASSIGN_OR_RETURN(TensorSet tensors, TensorSet::Allocate(problem, dims));
   ASSIGN_OR_RETURN(std::unique_ptr<BoundPlan> bound,
                    module->Bind(cplan, tensors));
