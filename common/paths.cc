@@ -5,11 +5,16 @@
 
 namespace kbench {
 
-std::string ExeDir() {
+std::string ExePath() {
   std::error_code ec;
   const std::filesystem::path exe =
       std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? "." : exe.parent_path().string();
+  return ec ? "" : exe.string();
+}
+
+std::string ExeDir() {
+  const std::string exe = ExePath();
+  return exe.empty() ? "." : std::filesystem::path(exe).parent_path().string();
 }
 
 std::string DefaultDataDir() {

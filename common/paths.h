@@ -8,6 +8,9 @@
 
 namespace kbench {
 
+// The running executable (from /proc/self/exe); "" if unknown.
+std::string ExePath();
+
 // Folder of the running executable (from /proc/self/exe); "." if unknown.
 std::string ExeDir();
 

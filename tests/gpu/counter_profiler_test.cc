@@ -9,7 +9,6 @@
 #include "worker/runner/counter_profiler.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -22,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/paths.h"
 #include "common/status_macros.h"
 #include "tests/testutil/process.h"
 #include "worker/runner/cuda_status.h"
@@ -130,12 +130,7 @@ TEST_F(CounterProfilerTest, FlushedPassesStartCleanAndCold) {
 // the read-only kernel, which must show no DRAM writes before, after, or
 // while it stays alive.
 TEST_F(CounterProfilerTest, ASassMetricsProcessLeavesNoDramWrites) {
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  ASSERT_GT(n, 0);
-  self[n] = '\0';
-  const std::string sass =
-      std::filesystem::path(self).parent_path() / "sass_line_counters_test";
+  const std::string sass = ExeDir() + "/sass_line_counters_test";
   if (!std::filesystem::exists(sass)) GTEST_SKIP() << "no " << sass;
   const std::string filter =
       "--gtest_filter=SassLineCountersTest.CountsLoadsAndSectorsPerLine";

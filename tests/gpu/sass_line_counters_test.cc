@@ -10,7 +10,6 @@
 
 #include <cuda.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -25,6 +24,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/nvrtc_compiler.h"
+#include "common/paths.h"
 #include "common/status_macros.h"
 #include "tests/testutil/process.h"
 #include "worker/runner/cuda_status.h"
@@ -114,11 +114,9 @@ class SassLineCountersTest : public ::testing::Test {
     if (std::getenv("KBENCH_SASS_TEST_CHILD") != nullptr) return false;
     const ::testing::TestInfo* info =
         ::testing::UnitTest::GetInstance()->current_test_info();
-    char self[4096];
-    const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    EXPECT_GT(n, 0);
-    if (n <= 0) return true;
-    self[n] = '\0';
+    const std::string self = ExePath();
+    EXPECT_FALSE(self.empty());
+    if (self.empty()) return true;
     auto child = testing::Child::Start(
         {self, absl::StrCat("--gtest_filter=", info->test_suite_name(), ".",
                             info->name())},

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/launch_plan.h"
+#include "common/paths.h"
 #include "common/problem_util.h"
 #include "common/run_child.h"
 #include "common/status_macros.h"
@@ -157,13 +158,9 @@ absl::Status LineLoadsChild::Start() {
     return absl::InternalError("mkdtemp failed");
   }
   dir_ = dir_template;
-  std::string self = options_.kbrunner;
-  if (self.empty()) {
-    char buf[4096];
-    const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    if (n <= 0) return absl::InternalError("cannot find the kbrunner binary");
-    self.assign(buf, n);
-  }
+  const std::string self =
+      options_.kbrunner.empty() ? ExePath() : options_.kbrunner;
+  if (self.empty()) return absl::InternalError("cannot find the kbrunner binary");
   ASSIGN_OR_RETURN(
       const StartedChild child,
       StartChild({self, "--device", std::to_string(options_.device),
