@@ -160,7 +160,9 @@ absl::Status LineLoadsChild::Start() {
   dir_ = dir_template;
   const std::string self =
       options_.kbrunner.empty() ? ExePath() : options_.kbrunner;
-  if (self.empty()) return absl::InternalError("cannot find the kbrunner binary");
+  if (self.empty()) {
+    return absl::InternalError("cannot find the kbrunner binary");
+  }
   ASSIGN_OR_RETURN(
       const StartedChild child,
       StartChild({self, "--device", std::to_string(options_.device),
