@@ -18,15 +18,19 @@ namespace kbench {
 namespace {
 
 // The stand-in: its last argument is the folder. KB_FAKE_MODE picks what it
-// does; it notes its cue and its exit in KB_FAKE_MARKS.
+// does; it notes its start, its cue, how many had started by 0.3 s after
+// its cue, and its exit in KB_FAKE_MARKS.
 constexpr char kScript[] = R"(#!/bin/sh
 for a; do dir=$a; done
+echo started >> "$KB_FAKE_MARKS/starts"
 case "$KB_FAKE_MODE" in
   never-ready) sleep 30; exit 0 ;;
 esac
 touch "$dir/ready"
 read cue || exit 0
 echo "$cue" >> "$KB_FAKE_MARKS/cues"
+sleep 0.3
+wc -l < "$KB_FAKE_MARKS/starts" | tr -d ' ' > "$KB_FAKE_MARKS/starts-at-cue"
 case "$KB_FAKE_MODE" in
   fail) exit 3 ;;
 esac
@@ -87,6 +91,15 @@ TEST_F(LineLoadsChildTest, EachLaunchGetsAFreshChild) {
   ASSERT_TRUE(child.Run(job_, "cubin", "sm_90", 1).ok());
   child.WaitQuiet();
   EXPECT_EQ(Marks("cues"), "go 0\ngo 1\n");
+}
+
+// The next spare's start-up overlaps this child's run, not the runner's
+// next job.
+TEST_F(LineLoadsChildTest, TheNextSpareStartsBeforeTheCue) {
+  LineLoadsChild child(Options());
+  ASSERT_TRUE(child.Run(job_, "cubin", "sm_90", 0).ok());
+  child.WaitQuiet();
+  EXPECT_EQ(Marks("starts-at-cue"), "2\n");
 }
 
 TEST_F(LineLoadsChildTest, AChildThatFailsIsReportedAndTheNextOneWorks) {

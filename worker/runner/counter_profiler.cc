@@ -6,6 +6,7 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <utility>
@@ -29,6 +30,12 @@ void FreeHost(CUpti_Profiler_Host_Object* host) {
       CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
   p.pHostObject = host;
   cuptiProfilerHostDeinitialize(&p);
+}
+
+double MsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - t)
+      .count();
 }
 
 std::vector<const char*> CStrings(const std::vector<std::string>& v) {
@@ -176,12 +183,41 @@ absl::StatusOr<CounterProfiler::Config*> CounterProfiler::ConfigFor(
 absl::StatusOr<CounterProfiler::Collection> CounterProfiler::Collect(
     const std::vector<std::string>& metrics,
     const std::function<absl::Status()>& before_pass, int before_pass_kernels,
-    const std::function<absl::Status()>& enqueue) {
-  const auto t0 = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(Config * config, ConfigFor(metrics));
+    const std::function<absl::Status()>& enqueue, int kernels) {
   const bool user = options_.replay == Options::Replay::kUser;
-  cudaStream_t stream = ctx_->stream();
-  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), "before profiling");
+  const int skipped = user && before_pass ? before_pass_kernels : 0;
+  if (kernels > 0) {
+    // One range to spare: a run that fills it launched more than expected
+    // (CUPTI drops the ranges past the room silently).
+    bool full = false;
+    absl::StatusOr<Collection> c = CollectOnce(
+        metrics, before_pass, skipped, enqueue, skipped + kernels + 1, &full);
+    if (!c.ok() || !full) return c;
+    spdlog::warn(
+        "more kernels than the {} expected per run; profiling again with room "
+        "for {}",
+        kernels, options_.max_ranges - skipped);
+  }
+  bool full = false;
+  absl::StatusOr<Collection> c = CollectOnce(
+      metrics, before_pass, skipped, enqueue, options_.max_ranges, &full);
+  if (c.ok() && full) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("more than ", options_.max_ranges - skipped,
+                     " kernels in one run: too many to read their counters"));
+  }
+  return c;
+}
+
+absl::StatusOr<CounterProfiler::Collection> CounterProfiler::CollectOnce(
+    const std::vector<std::string>& metrics,
+    const std::function<absl::Status()>& before_pass, int skipped,
+    const std::function<absl::Status()>& enqueue, int max_ranges, bool* full) {
+  const auto t0 = std::chrono::steady_clock::now();
+  PhaseTimes times;
+  ASSIGN_OR_RETURN(Config * config, ConfigFor(metrics));
+  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(ctx_->stream()),
+                       "before profiling");
 
   CUcontext cu = nullptr;
   ctx_->driver().CtxGetCurrent(&cu);
@@ -200,93 +236,200 @@ absl::StatusOr<CounterProfiler::Collection> CounterProfiler::Collect(
       cuptiRangeProfilerDisable(&p);
     }
   } disable{object};
-
-  std::vector<const char*> names = CStrings(config->metrics);
-  CUpti_RangeProfiler_GetCounterDataSize_Params size = {
-      CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-  size.pRangeProfilerObject = object;
-  size.pMetricNames = names.data();
-  size.numMetrics = names.size();
-  size.maxNumOfRanges = static_cast<size_t>(options_.max_ranges);
-  size.maxNumRangeTreeNodes = static_cast<uint32_t>(options_.max_ranges);
-  CUPTI_RETURN_IF_ERROR(cuptiRangeProfilerGetCounterDataSize(&size),
-                        "sizing the counter data image");
-  std::vector<uint8_t> data(size.counterDataSize, 0);
-  CUpti_RangeProfiler_CounterDataImage_Initialize_Params init = {
-      CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
-  init.pRangeProfilerObject = object;
-  init.counterDataSize = data.size();
-  init.pCounterData = data.data();
-  CUPTI_RETURN_IF_ERROR(cuptiRangeProfilerCounterDataImageInitialize(&init),
-                        "initializing the counter data image");
-
-  CUpti_RangeProfiler_SetConfig_Params set = {
-      CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
-  set.pRangeProfilerObject = object;
-  set.configSize = config->image.size();
-  set.pConfig = config->image.data();
-  set.counterDataImageSize = data.size();
-  set.pCounterDataImage = data.data();
-  set.range = CUPTI_AutoRange;
-  set.replayMode = user ? CUPTI_UserReplay : CUPTI_KernelReplay;
-  set.maxRangesPerPass = static_cast<size_t>(options_.max_ranges);
-  set.numNestingLevels = 1;
-  set.minNestingLevel = 1;
-  set.passIndex = 0;
-  set.targetNestingLevel = 1;
-  CUPTI_RETURN_IF_ERROR(cuptiRangeProfilerSetConfig(&set),
-                        "configuring the range profiler");
+  times.enable_ms = MsSince(t0);
 
   Collection out;
   out.dropped = config->dropped;
-  const int max_iterations = config->passes + 2;
-  bool all_submitted = false;
-  for (int pass = 0; pass < max_iterations && !all_submitted; ++pass) {
-    CUpti_RangeProfiler_Start_Params start = {
-        CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
-    start.pRangeProfilerObject = object;
-    CUPTI_RETURN_IF_ERROR(cuptiRangeProfilerStart(&start),
-                          "starting the range profiler");
-    absl::Status queued = absl::OkStatus();
-    if (user && before_pass) queued = before_pass();
-    if (queued.ok()) queued = enqueue();
-    const cudaError_t err = cudaStreamSynchronize(stream);
-    CUpti_RangeProfiler_Stop_Params stop = {
-        CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
-    stop.pRangeProfilerObject = object;
-    const CUptiResult stopped = cuptiRangeProfilerStop(&stop);
-    RETURN_IF_ERROR(queued);
-    if (err != cudaSuccess) return CudaRtStatus(err, "profiling the kernels");
-    CUPTI_RETURN_IF_ERROR(stopped, "stopping the range profiler");
-    all_submitted = stop.isAllPassSubmitted != 0;
-    out.passes = pass + 1;
-  }
-  if (!all_submitted) {
-    return absl::InternalError(
-        absl::StrCat("the range profiler wanted more than ", max_iterations,
-                     " passes for a config of ", config->passes));
-  }
+  RETURN_IF_ERROR(Session(object, *config, before_pass, skipped, enqueue,
+                          max_ranges, &out, full, &times));
+  if (*full) return out;
+  Reread(object, before_pass, skipped, enqueue, max_ranges, &out, &times);
+  out.wall_ms = MsSince(t0);
+  spdlog::info(
+      "counters: {} metrics, {} passes, {} ranges, in {:.0f} ms (enable "
+      "{:.0f}, image {:.0f}, config {:.0f}; passes: start {:.0f}, launch "
+      "{:.0f}, sync {:.0f}, stop {:.0f}; decode {:.0f}; re-reads {:.0f})",
+      config->metrics.size(), out.passes, out.ranges.size(), out.wall_ms,
+      times.enable_ms, times.image_ms, times.config_ms, times.start_ms,
+      times.launch_ms, times.sync_ms, times.stop_ms, times.decode_ms,
+      times.reread_ms);
+  return out;
+}
+
+absl::Status CounterProfiler::Session(
+    CUpti_RangeProfiler_Object* object, const Config& config,
+    const std::function<absl::Status()>& before_pass, int skipped,
+    const std::function<absl::Status()>& enqueue, int max_ranges,
+    Collection* out, bool* full, PhaseTimes* times) {
+  std::vector<uint8_t> data;
+  RETURN_IF_ERROR(SetUp(object, config, max_ranges, &data, times));
+  RETURN_IF_ERROR(RunPasses(object, config, before_pass, enqueue, out, times));
+
+  const auto t = std::chrono::steady_clock::now();
   CUpti_RangeProfiler_DecodeData_Params decode = {
       CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
   decode.pRangeProfilerObject = object;
   CUPTI_RETURN_IF_ERROR(cuptiRangeProfilerDecodeData(&decode),
                         "decoding the counter data");
-  if (decode.numOfRangeDropped > 0) {
-    spdlog::warn("the range profiler dropped {} ranges (more than {} kernels)",
-                 decode.numOfRangeDropped, options_.max_ranges);
-  }
-  if (!user) out.passes = config->passes;
-
   CUpti_RangeProfiler_GetCounterDataInfo_Params info = {
       CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
   info.pCounterDataImage = data.data();
   info.counterDataImageSize = data.size();
   CUPTI_RETURN_IF_ERROR(cuptiRangeProfilerGetCounterDataInfo(&info),
                         "reading the counter data");
+  if (decode.numOfRangeDropped > 0 ||
+      info.numTotalRanges >= static_cast<size_t>(max_ranges)) {
+    *full = true;
+    return absl::OkStatus();
+  }
+  RETURN_IF_ERROR(ReadRanges(config, data, info.numTotalRanges,
+                             static_cast<size_t>(skipped), out));
+  times->decode_ms += MsSince(t);
+  return absl::OkStatus();
+}
+
+void CounterProfiler::Reread(CUpti_RangeProfiler_Object* object,
+                             const std::function<absl::Status()>& before_pass,
+                             int skipped,
+                             const std::function<absl::Status()>& enqueue,
+                             int max_ranges, Collection* out,
+                             PhaseTimes* times) {
+  if (options_.rereads <= 0 || out->ranges.empty()) return;
+  std::vector<std::string> metrics;
+  for (const std::string& m : options_.least_of) {
+    if (out->ranges[0].values.count(m) > 0) metrics.push_back(m);
+  }
+  if (metrics.empty()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<Config*> config = ConfigFor(metrics);
+  for (int k = 0; config.ok() && k < options_.rereads; ++k) {
+    Collection again;
+    bool full = false;
+    PhaseTimes ignored;
+    const absl::Status s =
+        Session(object, **config, before_pass, skipped, enqueue, max_ranges,
+                &again, &full, &ignored);
+    if (!s.ok() || full || again.ranges.size() != out->ranges.size()) {
+      spdlog::warn("re-reading {}: {}", absl::StrJoin(metrics, ", "),
+                   s.ok() ? "the kernels differ" : std::string(s.message()));
+      break;
+    }
+    out->passes += again.passes;
+    for (size_t i = 0; i < out->ranges.size(); ++i) {
+      for (const std::string& m : metrics) {
+        double& v = out->ranges[i].values[m];
+        v = std::min(v, again.ranges[i].values[m]);
+      }
+    }
+  }
+  if (!config.ok()) {
+    spdlog::warn("re-reading: {}", std::string(config.status().message()));
+  }
+  times->reread_ms = MsSince(t0);
+}
+
+absl::Status CounterProfiler::SetUp(CUpti_RangeProfiler_Object* object,
+                                    const Config& config, int max_ranges,
+                                    std::vector<uint8_t>* data,
+                                    PhaseTimes* times) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<const char*> names = CStrings(config.metrics);
+  CUpti_RangeProfiler_GetCounterDataSize_Params size = {
+      CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+  size.pRangeProfilerObject = object;
+  size.pMetricNames = names.data();
+  size.numMetrics = names.size();
+  size.maxNumOfRanges = static_cast<size_t>(max_ranges);
+  size.maxNumRangeTreeNodes = static_cast<uint32_t>(max_ranges);
+  CUPTI_RETURN_IF_ERROR(cuptiRangeProfilerGetCounterDataSize(&size),
+                        "sizing the counter data image");
+  data->assign(size.counterDataSize, 0);
+  CUpti_RangeProfiler_CounterDataImage_Initialize_Params init = {
+      CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+  init.pRangeProfilerObject = object;
+  init.counterDataSize = data->size();
+  init.pCounterData = data->data();
+  CUPTI_RETURN_IF_ERROR(cuptiRangeProfilerCounterDataImageInitialize(&init),
+                        "initializing the counter data image");
+  times->image_ms += MsSince(t0);
+  const auto t1 = std::chrono::steady_clock::now();
+
+  CUpti_RangeProfiler_SetConfig_Params set = {
+      CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+  set.pRangeProfilerObject = object;
+  set.configSize = config.image.size();
+  set.pConfig = config.image.data();
+  set.counterDataImageSize = data->size();
+  set.pCounterDataImage = data->data();
+  set.range = CUPTI_AutoRange;
+  set.replayMode = options_.replay == Options::Replay::kUser
+                       ? CUPTI_UserReplay
+                       : CUPTI_KernelReplay;
+  set.maxRangesPerPass = static_cast<size_t>(max_ranges);
+  set.numNestingLevels = 1;
+  set.minNestingLevel = 1;
+  set.passIndex = 0;
+  set.targetNestingLevel = 1;
+  CUPTI_RETURN_IF_ERROR(cuptiRangeProfilerSetConfig(&set),
+                        "configuring the range profiler");
+  times->config_ms += MsSince(t1);
+  return absl::OkStatus();
+}
+
+absl::Status CounterProfiler::RunPasses(
+    CUpti_RangeProfiler_Object* object, const Config& config,
+    const std::function<absl::Status()>& before_pass,
+    const std::function<absl::Status()>& enqueue, Collection* out,
+    PhaseTimes* times) {
+  const bool user = options_.replay == Options::Replay::kUser;
+  cudaStream_t stream = ctx_->stream();
+  const int max_iterations = config.passes + 2;
+  bool all_submitted = false;
+  int passes = 0;
+  for (int pass = 0; pass < max_iterations && !all_submitted; ++pass) {
+    CUpti_RangeProfiler_Start_Params start = {
+        CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+    start.pRangeProfilerObject = object;
+    auto t = std::chrono::steady_clock::now();
+    CUPTI_RETURN_IF_ERROR(cuptiRangeProfilerStart(&start),
+                          "starting the range profiler");
+    times->start_ms += MsSince(t);
+    t = std::chrono::steady_clock::now();
+    absl::Status queued = absl::OkStatus();
+    if (user && before_pass) queued = before_pass();
+    if (queued.ok()) queued = enqueue();
+    times->launch_ms += MsSince(t);
+    t = std::chrono::steady_clock::now();
+    const cudaError_t err = cudaStreamSynchronize(stream);
+    times->sync_ms += MsSince(t);
+    t = std::chrono::steady_clock::now();
+    CUpti_RangeProfiler_Stop_Params stop = {
+        CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+    stop.pRangeProfilerObject = object;
+    const CUptiResult stopped = cuptiRangeProfilerStop(&stop);
+    times->stop_ms += MsSince(t);
+    RETURN_IF_ERROR(queued);
+    if (err != cudaSuccess) return CudaRtStatus(err, "profiling the kernels");
+    CUPTI_RETURN_IF_ERROR(stopped, "stopping the range profiler");
+    all_submitted = stop.isAllPassSubmitted != 0;
+    passes = pass + 1;
+  }
+  if (!all_submitted) {
+    return absl::InternalError(
+        absl::StrCat("the range profiler wanted more than ", max_iterations,
+                     " passes for a config of ", config.passes));
+  }
+  out->passes += user ? passes : config.passes;
+  return absl::OkStatus();
+}
+
+absl::Status CounterProfiler::ReadRanges(const Config& config,
+                                         const std::vector<uint8_t>& data,
+                                         size_t total, size_t skipped,
+                                         Collection* out) {
+  std::vector<const char*> names = CStrings(config.metrics);
   std::vector<double> values(names.size());
-  const size_t skipped =
-      user && before_pass ? static_cast<size_t>(before_pass_kernels) : 0;
-  for (size_t i = skipped; i < info.numTotalRanges; ++i) {
+  for (size_t i = skipped; i < total; ++i) {
     CUpti_RangeProfiler_CounterData_GetRangeInfo_Params range = {
         CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE};
     range.pCounterDataImage = data.data();
@@ -297,7 +440,7 @@ absl::StatusOr<CounterProfiler::Collection> CounterProfiler::Collect(
                           "reading a range name");
     CUpti_Profiler_Host_EvaluateToGpuValues_Params eval = {
         CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
-    eval.pHostObject = config->host;
+    eval.pHostObject = config.host;
     eval.pCounterDataImage = data.data();
     eval.counterDataImageSize = data.size();
     eval.rangeIndex = i;
@@ -309,14 +452,11 @@ absl::StatusOr<CounterProfiler::Collection> CounterProfiler::Collect(
     Range r;
     r.name = range.rangeName != nullptr ? range.rangeName : "";
     for (size_t m = 0; m < names.size(); ++m) {
-      r.values[config->metrics[m]] = values[m];
+      r.values[config.metrics[m]] = values[m];
     }
-    out.ranges.push_back(std::move(r));
+    out->ranges.push_back(std::move(r));
   }
-  out.wall_ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - t0)
-                    .count();
-  return out;
+  return absl::OkStatus();
 }
 
 }  // namespace kbench

@@ -39,6 +39,7 @@
 #include "worker/runner/device_context.h"
 
 struct CUpti_Profiler_Host_Object;
+struct CUpti_RangeProfiler_Object;
 
 namespace kbench {
 
@@ -51,8 +52,15 @@ class CounterProfiler {
     };
     // How passes are replayed (see the file comment).
     Replay replay = Replay::kUser;
-    // Most kernels one enqueue may launch (ranges per pass).
+    // Most kernels one `before_pass` plus `enqueue` may launch; more is an
+    // error.
     int max_ranges = 64;
+    // Metrics read `rereads` more times after the others, each time in a
+    // pass of its own (the same session: no new Enable), and reported as
+    // the least of the reads: those that traffic from outside the launch
+    // can only add to (DRAM bytes). Empty, or rereads = 0: none.
+    std::set<std::string> least_of;
+    int rereads = 0;
   };
 
   // One kernel launch: its name (as CUPTI reports it) and metric values.
@@ -79,14 +87,19 @@ class CounterProfiler {
   CounterProfiler& operator=(const CounterProfiler&) = delete;
 
   // Collects `metrics` for every kernel `enqueue` launches on the context's
-  // stream (no sync needed). `before_pass` (user replay only; may be
-  // empty) is enqueued first in each pass and launches exactly
+  // stream (no sync needed). `before_pass` (user replay only; may be empty)
+  // is enqueued first in each pass and launches exactly
   // `before_pass_kernels` kernels, whose ranges are dropped. Both must be
-  // repeatable: each pass must launch the same kernels.
+  // repeatable: each pass must launch the same kernels. `kernels`, when
+  // known (> 0), is how many kernels one run of `enqueue` launches: the
+  // counter data image is sized for that many ranges, since its set-up
+  // takes time in proportion (H200, 52 metrics: 225 ms for 192 ranges,
+  // 13 ms for 10). Should `enqueue` launch more, the collection runs again
+  // with room for Options::max_ranges; ResourceExhausted if more than that.
   absl::StatusOr<Collection> Collect(
       const std::vector<std::string>& metrics,
       const std::function<absl::Status()>& before_pass, int before_pass_kernels,
-      const std::function<absl::Status()>& enqueue);
+      const std::function<absl::Status()>& enqueue, int kernels = 0);
 
  private:
   struct Config {
@@ -97,6 +110,13 @@ class CounterProfiler {
     int passes = 0;
   };
 
+  // Where a Collect's time goes (milliseconds), for the log.
+  struct PhaseTimes {
+    double enable_ms = 0, image_ms = 0, config_ms = 0;
+    double start_ms = 0, launch_ms = 0, sync_ms = 0, stop_ms = 0;
+    double decode_ms = 0, reread_ms = 0;
+  };
+
   CounterProfiler(DeviceContext* ctx, const Options& options)
       : ctx_(ctx), options_(options) {}
   absl::Status Init();
@@ -104,6 +124,45 @@ class CounterProfiler {
   // A host object holding `metrics`; error if CUPTI refuses any of them.
   absl::StatusOr<CUpti_Profiler_Host_Object*> NewHost(
       const std::vector<std::string>& metrics);
+  // One collection with room for `max_ranges` ranges per pass; `skipped`:
+  // before_pass's kernels. When the pass filled the room (ranges past it
+  // may have been lost), sets *full and returns no ranges.
+  absl::StatusOr<Collection> CollectOnce(
+      const std::vector<std::string>& metrics,
+      const std::function<absl::Status()>& before_pass, int skipped,
+      const std::function<absl::Status()>& enqueue, int max_ranges, bool* full);
+  // Passes on the enabled `object` for `config` (SetUp, RunPasses,
+  // decode), read into *out (its ranges, passes); sets *full as
+  // CollectOnce does.
+  absl::Status Session(CUpti_RangeProfiler_Object* object, const Config& config,
+                       const std::function<absl::Status()>& before_pass,
+                       int skipped,
+                       const std::function<absl::Status()>& enqueue,
+                       int max_ranges, Collection* out, bool* full,
+                       PhaseTimes* times);
+  // Options::rereads: reads the least_of metrics of `out` again in the
+  // session of `object` and keeps the least. Trouble only logs.
+  void Reread(CUpti_RangeProfiler_Object* object,
+              const std::function<absl::Status()>& before_pass, int skipped,
+              const std::function<absl::Status()>& enqueue, int max_ranges,
+              Collection* out, PhaseTimes* times);
+  // Initializes `data`, the counter data image, for `max_ranges` ranges,
+  // and sets `config` on the enabled `object`.
+  absl::Status SetUp(CUpti_RangeProfiler_Object* object, const Config& config,
+                     int max_ranges, std::vector<uint8_t>* data,
+                     PhaseTimes* times);
+  // Runs passes (each: before_pass, then enqueue) until CUPTI has all it
+  // needs; adds them to out->passes.
+  absl::Status RunPasses(CUpti_RangeProfiler_Object* object,
+                         const Config& config,
+                         const std::function<absl::Status()>& before_pass,
+                         const std::function<absl::Status()>& enqueue,
+                         Collection* out, PhaseTimes* times);
+  // Evaluates the `total` decoded ranges, the first `skipped` dropped, into
+  // out->ranges.
+  absl::Status ReadRanges(const Config& config,
+                          const std::vector<uint8_t>& data, size_t total,
+                          size_t skipped, Collection* out);
 
   DeviceContext* ctx_;
   Options options_;

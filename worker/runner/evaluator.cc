@@ -9,6 +9,7 @@
 #include "common/problem_util.h"
 #include "common/repro_manifest.h"
 #include "common/status_macros.h"
+#include "spdlog/spdlog.h"
 #include "worker/runner/candidate_module.h"
 #include "worker/runner/cuda_status.h"
 #include "worker/runner/reference_op.h"
@@ -100,6 +101,11 @@ absl::Status Evaluator::RunChecked(const v1::RunnerJob& job,
   ASSIGN_OR_RETURN(std::unique_ptr<ReferenceOp> reference,
                    MakeReferenceOp(job.problem(), ctx_));
 
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
+  const auto checking = Clock::now();
   CorrectnessChecker checker(ctx_, module.get(), reference.get(), plan);
   const absl::Status checked =
       checker.Run(job, progress, result->mutable_correctness());
@@ -113,7 +119,9 @@ absl::Status Evaluator::RunChecked(const v1::RunnerJob& job,
     result->set_message(result->correctness().message());
     return absl::OkStatus();
   }
+  const double checked_ms = ms_since(checking);
   if (job.kind() == v1::JOB_KIND_SUBMIT || job.kind() == v1::JOB_KIND_PROFILE) {
+    const auto timing = Clock::now();
     // A fresh module, so device globals set during the check start over.
     module.reset();
     ASSIGN_OR_RETURN(module,
@@ -129,6 +137,9 @@ absl::Status Evaluator::RunChecked(const v1::RunnerJob& job,
         result->timing().sm_clock_before_mhz());
     result->mutable_manifest()->set_measured_sm_clock_after_mhz(
         result->timing().sm_clock_after_mhz());
+    spdlog::info("correctness in {:.0f} ms, timing{} in {:.0f} ms", checked_ms,
+                 job.kind() == v1::JOB_KIND_PROFILE ? " and counters" : "",
+                 ms_since(timing));
     RETURN_IF_ERROR(timed);
     if (!wrong.empty()) {
       result->set_verdict(v1::VERDICT_FAILED);

@@ -125,29 +125,26 @@ int ServeLineLoads(DeviceContext* ctx, const std::string& dir) {
 }
 
 LineLoadsChild::~LineLoadsChild() {
-  Drop();
+  Discard(&spare_);
   if (exiting_ > 0) {
     kill(exiting_, SIGKILL);
     (void)WaitChild(exiting_, absl::Seconds(10));
   }
 }
 
-void LineLoadsChild::Drop() {
-  if (cue_fd_ >= 0) close(cue_fd_);
-  cue_fd_ = -1;
-  if (pid_ > 0) {
-    kill(pid_, SIGKILL);
-    (void)WaitChild(pid_, absl::Seconds(10));
+void LineLoadsChild::Discard(Child* c) {
+  if (c->cue_fd >= 0) close(c->cue_fd);
+  if (c->pid > 0) {
+    kill(c->pid, SIGKILL);
+    (void)WaitChild(c->pid, absl::Seconds(10));
   }
-  pid_ = -1;
-  ready_ = false;
-  if (!dir_.empty()) {
+  if (!c->dir.empty()) {
     for (const char* f : {"/job.pb", "/lines.tmp", "/lines.pb", "/ready"}) {
-      unlink((dir_ + f).c_str());
+      unlink((c->dir + f).c_str());
     }
-    rmdir(dir_.c_str());
+    rmdir(c->dir.c_str());
   }
-  dir_.clear();
+  *c = Child();
 }
 
 absl::Status LineLoadsChild::Start() {
@@ -157,7 +154,7 @@ absl::Status LineLoadsChild::Start() {
   if (mkdtemp(dir_template.data()) == nullptr) {
     return absl::InternalError("mkdtemp failed");
   }
-  dir_ = dir_template;
+  spare_.dir = dir_template;
   const std::string self =
       options_.kbrunner.empty() ? ExePath() : options_.kbrunner;
   if (self.empty()) {
@@ -166,11 +163,11 @@ absl::Status LineLoadsChild::Start() {
   ASSIGN_OR_RETURN(
       const StartedChild child,
       StartChild({self, "--device", std::to_string(options_.device),
-                  "--log-level", "info", "--line-loads-wait", dir_},
+                  "--log-level", "info", "--line-loads-wait", spare_.dir},
                  true));
-  pid_ = child.pid;
-  cue_fd_ = child.stdin_fd;
-  started_ = absl::Now();
+  spare_.pid = child.pid;
+  spare_.cue_fd = child.stdin_fd;
+  spare_.started = absl::Now();
   return absl::OkStatus();
 }
 
@@ -183,60 +180,80 @@ void LineLoadsChild::WaitQuiet() {
     }
     exiting_ = -1;
   }
-  if (pid_ <= 0 || ready_) return;
-  const std::string ready = dir_ + "/ready";
-  while (absl::Now() < started_ + options_.ready_timeout) {
+  if (spare_.pid <= 0 || spare_.ready) return;
+  const std::string ready = spare_.dir + "/ready";
+  while (absl::Now() < spare_.started + options_.ready_timeout) {
     if (access(ready.c_str(), F_OK) == 0) {
-      ready_ = true;
+      spare_.ready = true;
       return;
     }
     // A child that died while starting is dropped (and started again
     // when needed).
     int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+    if (waitpid(spare_.pid, &status, WNOHANG) == spare_.pid) {
       spdlog::warn("the line-loads child ended while starting (status {})",
                    status);
-      pid_ = -1;
-      Drop();
+      spare_.pid = -1;
+      Discard(&spare_);
       return;
     }
     absl::SleepFor(absl::Milliseconds(2));
   }
   spdlog::warn("the line-loads child was not ready in {}; killed",
                absl::FormatDuration(options_.ready_timeout));
-  Drop();
+  Discard(&spare_);
 }
 
 absl::StatusOr<v1::ProfileReport> LineLoadsChild::Run(const v1::RunnerJob& job,
                                                       const std::string& cubin,
                                                       const std::string& arch,
                                                       int launch) {
-  if (pid_ <= 0) RETURN_IF_ERROR(Start());
+  if (spare_.pid <= 0) {
+    if (absl::Status s = Start(); !s.ok()) {
+      Discard(&spare_);
+      return absl::UnavailableError(
+          absl::StrCat("starting the line-loads child: ", s.message()));
+    }
+  }
   WaitQuiet();
-  if (pid_ <= 0) {
+  if (spare_.pid <= 0) {
     return absl::UnavailableError(
         "the line-loads child did not start; its log is in the worker's");
   }
+  Child current = spare_;
+  spare_ = Child();
   {
     v1::RunnerJob copy = job;
     copy.set_cubin(cubin);
     copy.set_cubin_arch(arch);
-    std::ofstream f(dir_ + "/job.pb", std::ios::binary | std::ios::trunc);
+    std::ofstream f(current.dir + "/job.pb",
+                    std::ios::binary | std::ios::trunc);
     if (!f || !copy.SerializeToOstream(&f)) {
-      Drop();
+      Discard(&current);
       return absl::InternalError("writing the line-loads job");
     }
   }
+  if (absl::Status s = Start(); !s.ok()) {
+    spdlog::warn("starting a spare line-loads child: {}",
+                 std::string(s.message()));
+    Discard(&spare_);
+  }
+  absl::StatusOr<v1::ProfileReport> report = Cue(&current, launch);
+  Discard(&current);  // Kills a child that timed out or was never cued.
+  return report;
+}
+
+absl::StatusOr<v1::ProfileReport> LineLoadsChild::Cue(Child* c, int launch) {
   const absl::Time start = absl::Now();
   const std::string cue = absl::StrCat("go ", launch, "\n");
-  const bool cued = write(cue_fd_, cue.data(), cue.size()) ==
+  const bool cued = write(c->cue_fd, cue.data(), cue.size()) ==
                     static_cast<ssize_t>(cue.size());
-  close(cue_fd_);
-  cue_fd_ = -1;
+  close(c->cue_fd);
+  c->cue_fd = -1;
   // Done when lines.pb appears (the child's exit, its context's teardown,
   // is waited for by WaitQuiet, before the next measurement), or when the
   // child ends without it.
-  const std::string lines = dir_ + "/lines.pb";
+  const std::string lines = c->dir + "/lines.pb";
   bool written = false;
   ChildExit exit;
   bool ended = false;
@@ -246,7 +263,7 @@ absl::StatusOr<v1::ProfileReport> LineLoadsChild::Run(const v1::RunnerJob& job,
       break;
     }
     int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+    if (waitpid(c->pid, &status, WNOHANG) == c->pid) {
       ended = true;
       if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
       if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
@@ -268,17 +285,10 @@ absl::StatusOr<v1::ProfileReport> LineLoadsChild::Run(const v1::RunnerJob& job,
     parsed = in && report.ParseFromIstream(&in);
   }
   if (written && !ended) {
-    exiting_ = pid_;  // Reaped by WaitQuiet.
-    pid_ = -1;
+    exiting_ = c->pid;  // Reaped by WaitQuiet.
+    c->pid = -1;
   }
-  if (ended) pid_ = -1;
-  Drop();  // Kills a child that timed out or was never cued.
-  // The next spare starts now, while the runner reports this job.
-  if (absl::Status s = Start(); !s.ok()) {
-    spdlog::warn("starting a spare line-loads child: {}",
-                 std::string(s.message()));
-    Drop();
-  }
+  if (ended) c->pid = -1;
   if (!cued) return absl::UnavailableError("the line-loads child was gone");
   if (exit.timed_out) {
     return absl::UnavailableError(

@@ -73,25 +73,36 @@ class LineLoadsChild {
 
   // Runs kernel launch `launch` of `job` (with `cubin` for `arch`) on the
   // spare, starting one first when there is none, and returns its report
-  // as soon as it is written (WaitQuiet reaps the child); then starts the
-  // next spare. Unavailable with the child's reason when it fails.
+  // as soon as it is written (WaitQuiet reaps the child). The next spare
+  // starts just before the cue, so that its start-up overlaps this run
+  // (counts of executed instructions, which another context does not
+  // change) and the report of the job rather than the next job's
+  // measurements. Unavailable with the child's reason when it fails.
   absl::StatusOr<v1::ProfileReport> Run(const v1::RunnerJob& job,
                                         const std::string& cubin,
                                         const std::string& arch, int launch);
 
  private:
-  // Starts a spare child (none may be running).
+  // A kbrunner started with --line-loads-wait.
+  struct Child {
+    pid_t pid = -1;      // -1: none.
+    int cue_fd = -1;     // Write end of its stdin.
+    std::string dir;     // Its folder (job.pb, lines.pb, ready).
+    bool ready = false;  // DIR/ready was seen.
+    absl::Time started;
+  };
+  // Starts the spare (there must be none).
   absl::Status Start();
-  // Kills and reaps the spare, if any, and removes its folder.
-  void Drop();
+  // Kills and reaps `c`, if running, and removes its folder.
+  static void Discard(Child* c);
+  // Cues `c` (ready, with DIR/job.pb written) for kernel launch `launch`
+  // and waits for its report; the child, if still running, goes to
+  // exiting_.
+  absl::StatusOr<v1::ProfileReport> Cue(Child* c, int launch);
 
   Options options_;
-  pid_t pid_ = -1;      // The spare, or -1.
-  int cue_fd_ = -1;     // Write end of its stdin.
-  std::string dir_;     // Its folder (job.pb, lines.pb, ready).
-  bool ready_ = false;  // DIR/ready was seen.
+  Child spare_;
   pid_t exiting_ = -1;  // A child that answered and is exiting, or -1.
-  absl::Time started_;
 };
 
 }  // namespace kbench

@@ -20,8 +20,6 @@ namespace kbench {
 namespace {
 
 constexpr size_t kMaxEntryChars = 120;
-// Extra reads of the DRAM bytes (ReadDramAgain): the least of three.
-constexpr int kDramRereads = 2;
 
 // Kernel launches of `profile` (skips the workspace zero-fill entry).
 std::vector<v1::LaunchProfile*> KernelLaunches(v1::ProfileReport* profile) {
@@ -53,48 +51,6 @@ void MatchRanges(const std::vector<CounterProfiler::Range>& ranges,
     if (next == ranges.size()) return;
     DeriveCounterFigures(ranges[next++].values, spec, l);
   }
-}
-
-// DRAM bytes, re-read: see ReadDramAgain.
-const std::vector<std::string> kDramBytes = {"dram__bytes_read.sum",
-                                             "dram__bytes_write.sum"};
-
-// Reads the DRAM bytes of `enqueue` `times` more times (one pass each) and
-// keeps the least value per range in `c`: traffic from outside the launch
-// only adds. Measured on the H200 at the default shape (41 KB read), one
-// read in five came out 2-8 KB high, and ncu itself shows 0 or 256 KiB
-// written at the medium shape from run to run. Errors: a sticky one only.
-absl::Status ReadDramAgain(CounterProfiler* profiler,
-                           const std::function<absl::Status()>& flush,
-                           const std::function<absl::Status()>& enqueue,
-                           int times, CounterProfiler::Collection* c) {
-  if (c->ranges.empty() || !c->ranges[0].values.count(kDramBytes[0])) {
-    return absl::OkStatus();
-  }
-  for (int k = 0; k < times; ++k) {
-    absl::StatusOr<CounterProfiler::Collection> again =
-        profiler->Collect(kDramBytes, flush, L2Flusher::kKernels, enqueue);
-    if (!again.ok()) {
-      if (IsSticky(again.status())) return again.status();
-      spdlog::warn("re-reading DRAM bytes: {}",
-                   std::string(again.status().message()));
-      return absl::OkStatus();
-    }
-    c->wall_ms += again->wall_ms;
-    c->passes += again->passes;
-    if (again->ranges.size() != c->ranges.size()) return absl::OkStatus();
-    for (size_t i = 0; i < c->ranges.size(); ++i) {
-      for (const std::string& m : kDramBytes) {
-        auto a = c->ranges[i].values.find(m);
-        auto b = again->ranges[i].values.find(m);
-        if (a != c->ranges[i].values.end() &&
-            b != again->ranges[i].values.end()) {
-          a->second = std::min(a->second, b->second);
-        }
-      }
-    }
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -197,16 +153,19 @@ absl::Status PlanCounters::Add(ProfilePreset preset, const Candidate& candidate,
   const std::function<absl::Status()> enqueue = [bound]() {
     return bound->Enqueue();
   };
-  absl::StatusOr<CounterProfiler::Collection> kernel =
-      (*profiler)->Collect(metrics, flush, L2Flusher::kKernels, enqueue);
+  // KBENCH_COUNTER_SIZED_IMAGE=0: room for Options::max_ranges kernels
+  // instead of the plan's (a comparison knob; slower set-up).
+  const char* sized = std::getenv("KBENCH_COUNTER_SIZED_IMAGE");
+  const bool sized_image = sized == nullptr || std::string(sized) != "0";
+  absl::StatusOr<CounterProfiler::Collection> kernel = (*profiler)->Collect(
+      metrics, flush, L2Flusher::kKernels, enqueue,
+      sized_image ? static_cast<int>(bound->plan().launches.size()) : 0);
   if (!kernel.ok()) {
     if (IsSticky(kernel.status())) return kernel.status();
     profile->set_counters_unavailable(absl::StrCat(
         "reading the kernel's counters failed: ", kernel.status().message()));
     return absl::OkStatus();
   }
-  RETURN_IF_ERROR(
-      ReadDramAgain(*profiler, flush, enqueue, kDramRereads, &*kernel));
   MatchRanges(kernel->ranges, KernelLaunches(profile), spec);
   int passes = kernel->passes;
   double wall_ms = kernel->wall_ms;
@@ -222,11 +181,10 @@ absl::Status PlanCounters::Add(ProfilePreset preset, const Candidate& candidate,
     const std::function<absl::Status()> run_reference = [reference]() {
       return reference->RunEager();
     };
-    absl::StatusOr<CounterProfiler::Collection> ref = (*profiler)->Collect(
-        metrics, flush, L2Flusher::kKernels, run_reference);
+    absl::StatusOr<CounterProfiler::Collection> ref =
+        (*profiler)->Collect(metrics, flush, L2Flusher::kKernels, run_reference,
+                             sized_image ? reference->EagerLaunches() : 0);
     if (ref.ok()) {
-      RETURN_IF_ERROR(
-          ReadDramAgain(*profiler, flush, run_reference, kDramRereads, &*ref));
       double total_us = 0;
       for (const CounterProfiler::Range& r : ref->ranges) {
         auto it = r.values.find("gpu__time_duration.sum");
@@ -282,6 +240,7 @@ absl::Status PlanCounters::Add(ProfilePreset preset, const Candidate& candidate,
     absl::StatusOr<PcSampler::Result> lines =
         sampler_.Sample(*candidate.cubin, *candidate.source, candidate.filename,
                         runs, us, candidate.reload);
+    const auto t1 = std::chrono::steady_clock::now();
     if (lines.ok()) {
       for (v1::SourceLine& l : lines->lines) {
         *profile->add_hot_lines() = std::move(l);
@@ -289,9 +248,11 @@ absl::Status PlanCounters::Add(ProfilePreset preset, const Candidate& candidate,
       profile->set_pc_samples(lines->samples);
       RETURN_IF_ERROR(AddLineLoads(candidate, profile));
     }
-    wall_ms += std::chrono::duration<double, std::milli>(
-                   std::chrono::steady_clock::now() - t0)
-                   .count();
+    const auto t2 = std::chrono::steady_clock::now();
+    spdlog::info("hot lines: PC sampling in {:.0f} ms, line loads in {:.0f} ms",
+                 std::chrono::duration<double, std::milli>(t1 - t0).count(),
+                 std::chrono::duration<double, std::milli>(t2 - t1).count());
+    wall_ms += std::chrono::duration<double, std::milli>(t2 - t0).count();
     if (!lines.ok() && IsSticky(lines.status())) {
       return lines.status();
     } else if (!lines.ok()) {
