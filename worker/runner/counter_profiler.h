@@ -58,8 +58,10 @@ class CounterProfiler {
     // Metrics read `rereads` more times after the others, each time in a
     // pass of its own (the same session: no new Enable), and reported as
     // the least of the reads: those that traffic from outside the launch
-    // can only add to (DRAM bytes). Empty, or rereads = 0: none. (H200:
-    // about 80 ms a re-read, against 230 ms as a Collect of its own.)
+    // can only add to (DRAM bytes). Empty, or rereads = 0: none. On the
+    // H200 a re-read works when the configuration is the one the session
+    // ran (RereadsKeepTheLeastRead), and never completes its pass after
+    // another one (run r44): the reads are then kept as they are.
     std::set<std::string> least_of;
     int rereads = 0;
   };
