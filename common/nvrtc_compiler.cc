@@ -1,8 +1,11 @@
 #include "common/nvrtc_compiler.h"
 
 #include <nvrtc.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -17,6 +20,7 @@
 #include "common/digest.h"
 #include "common/nvrtc_log.h"
 #include "common/status_macros.h"
+#include "common/untrusted_input.h"
 #include "spdlog/spdlog.h"
 
 namespace kbench {
@@ -30,13 +34,25 @@ constexpr char kDefaultFilename[] = "kernel.cu";
 
 // The include directories CMake found for the toolkit (a ';'-separated
 // list), else the usual install location.
+// The toolkit's include dirs, each followed by its cccl/ subdirectory when
+// there is one (CUDA 13 keeps <cuda/std/...>, <cuda/barrier>, CUB and
+// thrust there, and their headers include each other by those names).
 std::vector<std::string> DefaultIncludeDirs() {
+  std::vector<std::string> dirs;
 #ifdef KBENCH_CUDA_INCLUDE_DIR
-  std::vector<std::string> dirs =
-      absl::StrSplit(KBENCH_CUDA_INCLUDE_DIR, ';', absl::SkipWhitespace());
-  if (!dirs.empty()) return dirs;
+  dirs = absl::StrSplit(KBENCH_CUDA_INCLUDE_DIR, ';', absl::SkipWhitespace());
 #endif
-  return {"/usr/local/cuda/include"};
+  if (dirs.empty()) dirs = {"/usr/local/cuda/include"};
+  std::vector<std::string> out;
+  for (const std::string& d : dirs) {
+    out.push_back(d);
+    struct stat st;
+    const std::string cccl = d + "/cccl";
+    if (stat(cccl.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      out.push_back(cccl);
+    }
+  }
+  return out;
 }
 
 // "sm_" followed by digits and an optional "a" (arch-specific features).
@@ -169,6 +185,55 @@ bool MentionsDeviceLaunch(absl::string_view log) {
          absl::StrContains(log, "cudaLaunchDevice");
 }
 
+// "cannot open source file "X": Permission denied" (an existing file the
+// jail hides) and "cannot open source file "X"" (no such file) must read
+// alike, or the message is an oracle for which host files exist: the
+// reason after the name is dropped, in the log and so in the diagnostics.
+void ScrubOpenErrors(std::string* log) {
+  static constexpr absl::string_view kOpen = "cannot open source file \"";
+  size_t pos = 0;
+  while ((pos = log->find(kOpen.data(), pos, kOpen.size())) !=
+         std::string::npos) {
+    const size_t close = log->find('"', pos + kOpen.size());
+    if (close == std::string::npos) break;
+    const size_t eol = log->find('\n', close);
+    const size_t end = eol == std::string::npos ? log->size() : eol;
+    log->erase(close + 1, end - close - 1);
+    pos = close + 1;
+  }
+}
+
+// A source can make NVRTC print millions of diagnostics (an #error in a
+// recursive macro, say): the report keeps the first kMaxDiagnostics, each
+// message cut to kMaxDiagnosticBytes, and says how many were left out.
+constexpr size_t kMaxDiagnostics = 50;
+constexpr size_t kMaxDiagnosticBytes = 1024;
+
+void BoundDiagnostics(std::vector<v1::Diagnostic>* diagnostics) {
+  for (v1::Diagnostic& d : *diagnostics) {
+    if (d.message().size() > kMaxDiagnosticBytes) {
+      d.mutable_message()->resize(kMaxDiagnosticBytes);
+      d.mutable_message()->append("... (message cut)");
+    }
+  }
+  if (diagnostics->size() <= kMaxDiagnostics) return;
+  const size_t more = diagnostics->size() - kMaxDiagnostics;
+  // A failed compile must keep an error among what is shown.
+  auto is_error = [](const v1::Diagnostic& d) {
+    return d.severity() == "error";
+  };
+  const auto first_error =
+      std::find_if(diagnostics->begin(), diagnostics->end(), is_error);
+  if (first_error - diagnostics->begin() >=
+      static_cast<std::ptrdiff_t>(kMaxDiagnostics)) {
+    (*diagnostics)[kMaxDiagnostics - 1] = *first_error;
+  }
+  diagnostics->resize(kMaxDiagnostics);
+  v1::Diagnostic& last = diagnostics->back();
+  last.mutable_message()->append(
+      absl::StrCat(" ... (", more, " more diagnostics not shown)"));
+}
+
 }  // namespace
 
 NvrtcCompiler::NvrtcCompiler(CompileOptions defaults)
@@ -200,7 +265,11 @@ std::vector<std::string> NvrtcCompiler::OptionsFor(
                                       "-v"};
   if (defaults_.line_info) options.push_back("-lineinfo");
   options.push_back("--std=c++17");
-  options.push_back("--no-source-include");
+  // No --no-source-include: it also stops toolkit headers from finding
+  // their own neighbours ("mma.hpp" from crt/mma.h, "info.h" from
+  // cooperative_groups/details), so <mma.h> and <cooperative_groups.h> did
+  // not compile. What it guarded (a quoted include read from the current
+  // directory) the source policy refuses and kbcompile's jail cannot read.
   for (const std::string& dir : defaults_.include_dirs) {
     options.push_back(absl::StrCat("-I", dir));
   }
@@ -237,6 +306,7 @@ absl::StatusOr<CompileOutput> NvrtcCompiler::Compile(
         absl::StrCat("kernel source contains a NUL byte at offset ", nul,
                      "; the source must be plain text"));
   }
+  RETURN_IF_ERROR(ValidateFileName(filename));
   const std::string name(filename.empty() ? kDefaultFilename : filename);
   RETURN_IF_ERROR(policy_.CheckSource(source, name));
   const std::vector<std::string> options = OptionsFor(arch);
@@ -261,6 +331,7 @@ absl::StatusOr<CompileOutput> NvrtcCompiler::Compile(
                                 std::chrono::steady_clock::now() - start)
                                 .count();
   ASSIGN_OR_RETURN(std::string log, ProgramLog(program.get()));
+  ScrubOpenErrors(&log);
   if (result != NVRTC_SUCCESS && result != NVRTC_ERROR_COMPILATION) {
     return NvrtcError(absl::StrCat("nvrtcCompileProgram of ", name), result,
                       TrimLog(log));
@@ -290,6 +361,7 @@ absl::StatusOr<CompileOutput> NvrtcCompiler::Compile(
     }
     if (!has_error) diagnostics.push_back(SilentFailureDiagnostic(kernels));
   }
+  BoundDiagnostics(&diagnostics);
   for (v1::Diagnostic& d : diagnostics)
     *report.add_diagnostics() = std::move(d);
   for (v1::KernelResources& k : kernels) *report.add_kernels() = std::move(k);

@@ -45,9 +45,7 @@ class NvrtcCompiler {
   const CompileOptions& options() const { return defaults_; }
 
   // The NVRTC option list for `arch`: -arch=sm_XY, -Xptxas -v, -lineinfo,
-  // --std=c++17, --no-source-include (quoted includes are not looked up
-  // beside the source, i.e. in the current directory), -I for each include
-  // dir (defaults' dirs).
+  // --std=c++17, -I for each include dir (defaults' dirs).
   std::vector<std::string> OptionsFor(absl::string_view arch) const;
 
   // sha256 (hex) of source, options, NVRTC version and arch: the compile

@@ -188,7 +188,12 @@ std::vector<std::pair<size_t, absl::string_view>> Lines(
 bool ParseDirective(absl::string_view line, absl::string_view* directive,
                     absl::string_view* rest) {
   line = absl::StripLeadingAsciiWhitespace(line);
-  if (!absl::ConsumePrefix(&line, "#")) return false;
+  // The directive's '#' may be spelled as the digraph "%:" (NVRTC accepts
+  // it) or the trigraph "??=" (older dialects): all three are checked.
+  if (!absl::ConsumePrefix(&line, "#") && !absl::ConsumePrefix(&line, "%:") &&
+      !absl::ConsumePrefix(&line, "?\?=")) {
+    return false;
+  }
   line = absl::StripLeadingAsciiWhitespace(line);
   for (const char* d : kIncludeDirectives) {
     absl::string_view name(d);
@@ -364,7 +369,7 @@ absl::Status SourcePolicy::CheckSource(absl::string_view source,
         ": a device-side kernel launch (<<<...>>>): ",
         kDynamicParallelismMessage,
         ". Every kernel is launched by the host from the launch plan "
-        "(// kbench: launch ...)."));
+        "(// @kb launch ...)."));
   }
   for (const char* ident : kDeviceLaunchIdentifiers) {
     const absl::string_view id(ident);

@@ -79,6 +79,16 @@ int64_t CompileSandbox::spawned() const {
   return spawned_;
 }
 
+std::string CompileSandbox::jail() const {
+  absl::MutexLock lock(&mu_);
+  return jail_;
+}
+
+absl::Status CompileSandbox::Health() const {
+  absl::MutexLock lock(&mu_);
+  return refusal_;
+}
+
 absl::StatusOr<std::unique_ptr<CompileSandbox::Child>> CompileSandbox::Spawn() {
   const std::string& path = options_.kbcompile_path;
   if (access(path.c_str(), X_OK) != 0) {
@@ -88,6 +98,10 @@ absl::StatusOr<std::unique_ptr<CompileSandbox::Child>> CompileSandbox::Spawn() {
   }
   std::vector<std::string> args = {
       path, absl::StrCat("--memory-limit-bytes=", options_.memory_limit_bytes)};
+  for (const std::string& dir : options_.compile_options.include_dirs) {
+    args.push_back(absl::StrCat("--include-dir=", dir));
+  }
+  if (options_.allow_unjailed) args.push_back("--allow-unjailed");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(&a[0]);
   argv.push_back(nullptr);
@@ -146,13 +160,26 @@ absl::Status CompileSandbox::Start() {
   absl::StatusOr<CompileOutput> out =
       RunOn(child.get(), "__global__ void kbench_sandbox_probe() {}\n",
             "probe.cu", "sm_90", &reusable);
-  if (!out.ok() || !out->report.success() || !reusable) {
+  // No jail and no --trust-host-compiles: kbd keeps serving, but every
+  // compile is refused with the child's message, and Health() says so.
+  const bool refusing =
+      !out.ok() && reusable && absl::IsFailedPrecondition(out.status());
+  if (!refusing && (!out.ok() || !out->report.success() || !reusable)) {
     Reap(child.get(), /*kill_first=*/true);
     return absl::FailedPreconditionError(absl::StrCat(
         "the compile sandbox '", options_.kbcompile_path, "' does not work: ",
         out.ok() ? out->report.log() : std::string(out.status().message())));
   }
   absl::MutexLock lock(&mu_);
+  if (refusing) {
+    refusal_ = out.status();
+    spdlog::error("{}", std::string(refusal_.message()));
+  } else if (jail_.empty()) {
+    spdlog::warn(
+        "kbcompile runs UNJAILED (--trust-host-compiles): kernel sources can "
+        "#include any file kbd can read");
+    jail_ = "unjailed (trusted host)";
+  }
   ++live_;
   idle_.push_back(std::move(child));
   return absl::OkStatus();
@@ -221,6 +248,18 @@ absl::StatusOr<CompileOutput> CompileSandbox::RunOn(Child* child,
           "the compile exceeded its ", CeilSeconds(options_.cpu_limit),
           " s CPU-time limit and was stopped; ", LimitAdvice()));
     }
+    // SIGKILL or SIGTERM that we did not send: killed from outside (an
+    // operator, the OOM killer). The same source may well compile next
+    // time, so this is retryable and must not be cached as the kernel's
+    // fault. Other deaths (SIGABRT, SIGSEGV) are what NVRTC does when an
+    // allocation fails under RLIMIT_AS.
+    if (WIFSIGNALED(status) &&
+        (WTERMSIG(status) == SIGKILL || WTERMSIG(status) == SIGTERM)) {
+      return absl::UnavailableError(absl::StrCat(
+          "the compiler process ", how,
+          " from outside kbench during the compile (not a kbench limit); "
+          "retry the call"));
+    }
     return absl::ResourceExhaustedError(
         absl::StrCat("the compiler process ", how,
                      " during the compile (it may have exceeded its ",
@@ -228,6 +267,10 @@ absl::StatusOr<CompileOutput> CompileSandbox::RunOn(Child* child,
                      LimitAdvice()));
   }
   *reusable = true;
+  if (!response.jail().empty()) {
+    absl::MutexLock lock(&mu_);
+    if (jail_.empty()) jail_ = response.jail();
+  }
   if (response.code() != 0) {
     return absl::Status(static_cast<absl::StatusCode>(response.code()),
                         response.message());

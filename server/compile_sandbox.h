@@ -10,6 +10,12 @@
 // frames (common/proto_io.h) on the child's stdin and stdout
 // (server/compile_sandbox.proto); the child logs to stderr (kbd's).
 //
+// Each child enters a jail (common/compile_jail.h: Landlock + seccomp)
+// before its first compile: it can read only the CUDA include tree. A child
+// that cannot be jailed refuses every compile (FAILED_PRECONDITION) unless
+// Options::allow_unjailed; Start() reports which, and jail() says what the
+// children run under, for kbd's log and /healthz.
+//
 // Ownership: owns the children (killed and reaped by the destructor);
 // borrows nothing after construction.
 // Children are started with PR_SET_PDEATHSIG(SIGKILL), so they die with kbd;
@@ -56,6 +62,10 @@ class CompileSandbox {
     // Compile options sent to the children (include dirs, -lineinfo), so
     // their reports and cache keys match an in-process NvrtcCompiler's.
     CompileOptions compile_options;
+    // Let children compile without a jail when the kernel has no Landlock
+    // (kbd's --trust-host-compiles): only for hosts whose every client is
+    // trusted, since a source can then #include any file kbd can read.
+    bool allow_unjailed = false;
   };
 
   explicit CompileSandbox(Options options);
@@ -64,12 +74,25 @@ class CompileSandbox {
   CompileSandbox& operator=(const CompileSandbox&) = delete;
 
   // Starts one child (more start on demand) and checks it answers.
-  // FailedPrecondition when kbcompile is missing or cannot start.
+  // FailedPrecondition when kbcompile is missing or cannot start. A child
+  // that cannot be jailed (and allow_unjailed is false) is not an error
+  // here: every compile is then refused, and Health() says why.
   absl::Status Start();
+
+  // OK, or FailedPrecondition when compiles are refused because the host
+  // offers no jail (the message says how to mend it): for /healthz.
+  absl::Status Health() const;
+
+  // What the children run under, as the first child reported it:
+  // "landlock ABI 7, no TCP, scoped, seccomp", or "unjailed (trusted
+  // host)"; empty before Start.
+  std::string jail() const;
 
   // Like NvrtcCompiler::Compile, in a child. ResourceExhausted, with a
   // message holding "compile" and "limit", when the compile hit its CPU,
-  // wall-clock or memory limit; Internal when the child failed otherwise.
+  // wall-clock or memory limit (deterministic: the same source hits it
+  // again); Unavailable when the child died of something else (killed from
+  // outside, the OOM killer, a crash): retry, and never cache it.
   absl::StatusOr<CompileOutput> Compile(const std::string& source,
                                         const std::string& filename,
                                         const std::string& arch);
@@ -100,6 +123,8 @@ class CompileSandbox {
   std::vector<std::unique_ptr<Child>> idle_ ABSL_GUARDED_BY(mu_);
   int live_ ABSL_GUARDED_BY(mu_) = 0;  // Idle plus in use.
   int64_t spawned_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string jail_ ABSL_GUARDED_BY(mu_);
+  absl::Status refusal_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kbench

@@ -8,6 +8,17 @@
 // compile the soft RLIMIT_CPU is raised to the CPU time used so far plus the
 // request's cpu_limit_s, so SIGXCPU ends a runaway compile (the parent sees
 // the signal and reports the limit). No core files.
+//
+// The jail: before reading the first request it compiles a probe (so NVRTC
+// and its builtins library are loaded), closes every other descriptor and
+// enters the CompileJail (common/compile_jail.h) around the --include-dir
+// trees: from then on no source can make NVRTC read a host file or reach
+// the network. Without Landlock every compile is refused with
+// FAILED_PRECONDITION, unless --allow-unjailed (kbd's
+// --trust-host-compiles) says the host trusts its clients.
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -15,12 +26,14 @@
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/compile_jail.h"
 #include "common/logging.h"
 #include "common/nvrtc_compiler.h"
 #include "common/proto_io.h"
@@ -62,14 +75,40 @@ void SetMemoryLimitHit(int64_t memory_limit,
       "#pragma unroll, large constexpr evaluation)"));
 }
 
+// What the child was started with, and what its jail is.
+struct ChildState {
+  int64_t memory_limit = int64_t{4} << 30;
+  std::vector<std::string> include_dirs;
+  bool allow_unjailed = false;
+  std::string jail;        // CompileJailReport::Describe(); empty: unjailed.
+  std::string jail_error;  // Why there is no jail.
+};
+
 kbench::internal::SandboxCompileResponse Handle(
     const kbench::internal::SandboxCompileRequest& request,
-    int64_t memory_limit) {
+    const ChildState& state) {
+  const int64_t memory_limit = state.memory_limit;
   kbench::internal::SandboxCompileResponse response;
+  if (state.jail.empty() && !state.allow_unjailed) {
+    response.set_code(static_cast<int>(absl::StatusCode::kFailedPrecondition));
+    response.set_message(absl::StrCat(
+        "kernel compiles are refused on this host: ", state.jail_error,
+        ". Run kbd on a Linux kernel with Landlock (5.13+, in the LSM list), "
+        "or start it with --trust-host-compiles if every client is trusted"));
+    return response;
+  }
+  if (std::vector<std::string>(request.include_dirs().begin(),
+                               request.include_dirs().end()) !=
+      state.include_dirs) {
+    response.set_code(static_cast<int>(absl::StatusCode::kInvalidArgument));
+    response.set_message(
+        "the request's include dirs differ from the ones kbcompile was "
+        "started (and jailed) with");
+    return response;
+  }
   kbench::CompileOptions options;
   options.line_info = request.line_info();
-  options.include_dirs.assign(request.include_dirs().begin(),
-                              request.include_dirs().end());
+  options.include_dirs = state.include_dirs;
   try {
     kbench::NvrtcCompiler compiler(options);
     SetCpuLimit(request.cpu_limit_s() > 0 ? request.cpu_limit_s() : 20);
@@ -99,10 +138,54 @@ kbench::internal::SandboxCompileResponse Handle(
   return response;
 }
 
+// Closes every descriptor but 0-2 and `keep`: nothing inherited by mistake
+// (a store file, a socket) stays reachable from inside the jail.
+void CloseOtherDescriptors(int keep) {
+  std::vector<int> fds;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    while (struct dirent* e = readdir(d)) {
+      const int fd = atoi(e->d_name);
+      if (e->d_name[0] != '.' && fd > 2 && fd != keep && fd != dirfd(d)) {
+        fds.push_back(fd);
+      }
+    }
+    closedir(d);
+  }
+  for (int fd : fds) close(fd);
+}
+
+// The include trees as the jail must see them: each dir, its cccl/ (where
+// <cuda/std/...> lives) and their real paths (the jail follows no links).
+std::vector<std::string> JailDirs(const std::vector<std::string>& dirs) {
+  std::vector<std::string> out;
+  for (const std::string& d : dirs) {
+    for (const std::string& p : {d, d + "/cccl"}) {
+      out.push_back(p);
+      char buf[PATH_MAX];
+      if (realpath(p.c_str(), buf) != nullptr) out.emplace_back(buf);
+    }
+  }
+  return out;
+}
+
+// Compiles a probe that pulls in the headers and libraries NVRTC loads
+// lazily (libnvrtc-builtins, the CCCL tree), so nothing is opened from
+// outside the jail later. Its outcome does not matter.
+void WarmUp(const std::vector<std::string>& include_dirs) {
+  kbench::CompileOptions options;
+  options.include_dirs = include_dirs;
+  kbench::NvrtcCompiler compiler(options);
+  (void)compiler.Compile(
+      "#include <cuda/std/cstdint>\n#include <cuda_fp16.h>\n"
+      "extern \"C\" __global__ void kbench_warm_up(int* p) { *p = 1; }\n",
+      "warm_up.cu", "sm_90");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t memory_limit = int64_t{4} << 30;
+  ChildState state;
+  int64_t& memory_limit = state.memory_limit;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg(argv[i]);
     if (absl::ConsumePrefix(&arg, "--memory-limit-bytes=")) {
@@ -110,6 +193,10 @@ int main(int argc, char** argv) {
         fprintf(stderr, "kbcompile: bad --memory-limit-bytes\n");
         return 2;
       }
+    } else if (absl::ConsumePrefix(&arg, "--include-dir=")) {
+      state.include_dirs.emplace_back(arg);
+    } else if (arg == "--allow-unjailed") {
+      state.allow_unjailed = true;
     } else {
       fprintf(stderr, "kbcompile: unknown argument %s (it is started by kbd)\n",
               argv[i]);
@@ -133,6 +220,24 @@ int main(int argc, char** argv) {
       spdlog::warn("kbcompile: setrlimit(RLIMIT_AS) failed");
     }
   }
+  if (state.include_dirs.empty()) {
+    state.include_dirs = kbench::NvrtcCompiler().options().include_dirs;
+  }
+  WarmUp(state.include_dirs);
+  CloseOtherDescriptors(proto_out);
+  absl::StatusOr<kbench::CompileJailReport> jail =
+      kbench::EnterCompileJail(JailDirs(state.include_dirs));
+  if (jail.ok()) {
+    state.jail = jail->Describe();
+  } else if (absl::IsFailedPrecondition(jail.status())) {
+    state.jail_error = std::string(jail.status().message());
+    spdlog::warn("kbcompile: no jail: {}", state.jail_error);
+  } else {
+    // Half-way restrictions: a child in an unknown state must not serve.
+    spdlog::error("kbcompile: entering the jail: {}",
+                  std::string(jail.status().message()));
+    return 3;
+  }
   while (true) {
     kbench::internal::SandboxCompileRequest request;
     absl::Status read = kbench::ReadMessage(0, &request);
@@ -142,8 +247,9 @@ int main(int argc, char** argv) {
                     std::string(read.message()));
       return 1;
     }
-    const absl::Status written =
-        kbench::WriteMessage(proto_out, Handle(request, memory_limit));
+    kbench::internal::SandboxCompileResponse response = Handle(request, state);
+    response.set_jail(state.jail);
+    const absl::Status written = kbench::WriteMessage(proto_out, response);
     if (!written.ok()) return 1;
   }
 }

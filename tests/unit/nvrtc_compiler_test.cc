@@ -87,14 +87,13 @@ TEST(NvrtcCompilerTest, VersionIsMajorDotMinor) {
 
 TEST(NvrtcCompilerTest, OptionsForListsArchPtxasLineInfoStdAndIncludes) {
   NvrtcCompiler compiler(CompileOptions{"sm_90", true, {"/a", "/b"}});
-  EXPECT_THAT(
-      compiler.OptionsFor("sm_80"),
-      ElementsAre("-arch=sm_80", "-Xptxas", "-v", "-lineinfo", "--std=c++17",
-                  "--no-source-include", "-I/a", "-I/b"));
+  EXPECT_THAT(compiler.OptionsFor("sm_80"),
+              ElementsAre("-arch=sm_80", "-Xptxas", "-v", "-lineinfo",
+                          "--std=c++17", "-I/a", "-I/b"));
   NvrtcCompiler no_lines(CompileOptions{"sm_90", false, {"/a"}});
-  EXPECT_THAT(no_lines.OptionsFor("sm_90"),
-              ElementsAre("-arch=sm_90", "-Xptxas", "-v", "--std=c++17",
-                          "--no-source-include", "-I/a"));
+  EXPECT_THAT(
+      no_lines.OptionsFor("sm_90"),
+      ElementsAre("-arch=sm_90", "-Xptxas", "-v", "--std=c++17", "-I/a"));
 }
 
 TEST(NvrtcCompilerTest, DefaultIncludeDirIsTheToolkits) {
