@@ -74,7 +74,8 @@ cat <<EOT
   kbctl problems --verbose          the problems and their shape sets
   kbctl check|profile|submit FILE   your own kernel; the contract: docs/kernel-contract.md
   kbctl mcp                         the tools for an agent, over MCP (stdio)
-  curl -d '{}' http://$http/v1/tools/get_problem   the same tools over HTTP/JSON
+  curl -H 'Content-Type: application/json' -d '{}' http://$http/v1/tools/get_problem
+                                    the same tools over HTTP/JSON
   http://$http/                     the dashboard: sessions, jobs, workers (open it in a browser)
   kbd log:                          $state/kbd.log
 EOT

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <exception>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -14,8 +15,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/report_text.h"
+#include "common/untrusted_input.h"
 #include "nlohmann/json.hpp"
+#include "server/http_call_limiter.h"
+#include "server/http_connection_server.h"
+#include "server/http_guard.h"
 #include "server/http_json.h"
+#include "server/http_task_queue.h"
 #include "spdlog/spdlog.h"
 
 namespace kbench {
@@ -31,42 +37,86 @@ constexpr char kRoutes[] =
     "/api/sessions, /api/sessions/{id}, /api/sessions/{id}/compare?a=&b=, "
     "/api/sources/{digest}";
 
-// Records the first parse error with its position (nlohmann's parser
-// reports errors to a SAX handler without throwing).
-class ParseErrorSax : public nlohmann::json_sax<json> {
- public:
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t&) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t, const std::string&,
-                   const nlohmann::detail::exception& ex) override {
-    message = ex.what();
-    return false;
-  }
-  std::string message;
-};
+// Seconds a refused (429) call should wait before it retries.
+constexpr char kRetryAfterSeconds[] = "2";
 
 // Parses the body of a tool call: empty (or blank) means no arguments.
-absl::StatusOr<json> ParseArguments(const std::string& body) {
+// Size and depth are checked before the parser (and CheckArgs, which
+// recurses) sees it.
+absl::StatusOr<json> ParseArguments(const std::string& body, size_t max_bytes) {
   if (absl::StripAsciiWhitespace(body).empty()) return json::object();
-  json args = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (!args.is_discarded()) return args;
-  ParseErrorSax sax;
-  json::sax_parse(body, &sax);
+  JsonLimits limits;
+  limits.max_bytes = max_bytes;
+  absl::StatusOr<json> args = ParseUntrustedJson(body, limits);
+  if (args.ok()) return args;
   return absl::InvalidArgumentError(absl::StrCat(
-      "the request body is not valid JSON (", sax.message,
-      "); send the tool's arguments as one JSON object, e.g. "
+      "the request body is rejected: ", args.status().message(),
+      "; send the tool's arguments as one JSON object, e.g. "
       "{\"kernel_code\": \"...\"}, with strings escaped as JSON requires"));
 }
+
+// The backend one HTTP tool call sees: the real one, behind the call
+// limits, with the client's hang-up as the cancellation.
+class CallBackend : public AgentToolBackend {
+ public:
+  CallBackend(AgentToolBackend* inner, CancellableToolBackend* cancellable,
+              HttpCallLimiter* limiter, std::function<bool()> client_gone)
+      : inner_(inner),
+        cancellable_(cancellable),
+        limiter_(limiter),
+        client_gone_(std::move(client_gone)) {}
+
+  absl::StatusOr<v1::GetGpuSpecsResponse> GetGpuSpecs(
+      const std::string& session_id) override {
+    return inner_->GetGpuSpecs(session_id);
+  }
+  absl::StatusOr<v1::GetProblemResponse> GetProblem(
+      const std::string& name, const std::string& session_id) override {
+    return inner_->GetProblem(name, session_id);
+  }
+  absl::StatusOr<v1::CompareRunsResponse> CompareRuns(
+      const std::string& session_id, int turn_a, int turn_b) override {
+    return inner_->CompareRuns(session_id, turn_a, turn_b);
+  }
+  absl::StatusOr<v1::Job> RunJob(v1::JobKind kind,
+                                 const v1::KernelRequest& request) override {
+    absl::StatusOr<HttpCallLimiter::Permit> permit =
+        limiter_->Acquire(kind != v1::JOB_KIND_COMPILE, request.session_id());
+    if (!permit.ok()) {
+      refused_ = permit.status();
+      return permit.status();
+    }
+    if (cancellable_ != nullptr) {
+      return cancellable_->RunJobUntil(kind, request, client_gone_);
+    }
+    return inner_->RunJob(kind, request);
+  }
+
+  // The limit that refused the call, or OK.
+  const absl::Status& refused() const { return refused_; }
+
+ private:
+  AgentToolBackend* inner_;
+  CancellableToolBackend* cancellable_;
+  HttpCallLimiter* limiter_;
+  std::function<bool()> client_gone_;
+  absl::Status refused_;
+};
+
+// A task queue that forwards to one shared with HttpServer (httplib owns
+// and deletes what new_task_queue returns).
+class SharedTaskQueue : public httplib::TaskQueue {
+ public:
+  explicit SharedTaskQueue(std::shared_ptr<HttpTaskQueue> queue)
+      : queue_(std::move(queue)) {}
+  void enqueue(std::function<void()> fn) override {
+    queue_->enqueue(std::move(fn));
+  }
+  void shutdown() override { queue_->shutdown(); }
+
+ private:
+  std::shared_ptr<HttpTaskQueue> queue_;
+};
 
 std::string ToolNames() {
   std::vector<std::string> names;
@@ -102,6 +152,9 @@ void OnOtherMethods(httplib::Server& s, const std::string& pattern,
 HttpServer::HttpServer(const Options& options, AgentToolBackend* backend)
     : options_(options), backend_(backend) {}
 
+HttpServer::HttpServer(const Options& options, CancellableToolBackend* backend)
+    : options_(options), backend_(backend), cancellable_(backend) {}
+
 HttpServer::~HttpServer() { Stop(); }
 
 absl::StatusOr<int> HttpServer::Start() {
@@ -121,15 +174,47 @@ absl::StatusOr<int> HttpServer::Start() {
         "HTTP listen address '", listen,
         "' is not HOST:PORT (e.g. 127.0.0.1:8080; port 0 picks a free one)"));
   }
-  if (options_.threads < 1) {
+  if (options_.max_gpu_calls < 1 || options_.max_compile_calls < 1 ||
+      options_.max_calls_per_session < 1 ||
+      options_.max_threads <
+          options_.max_gpu_calls + options_.max_compile_calls + 16) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "HTTP threads must be at least 1, not ", options_.threads));
+        "HTTP limits: max_threads (", options_.max_threads,
+        ") must be at least max_gpu_calls (", options_.max_gpu_calls,
+        ") + max_compile_calls (", options_.max_compile_calls,
+        ") + 16, so that cheap requests always find a thread, and every "
+        "limit at least 1"));
+  }
+  // Validates the configured names before anything is bound.
+  HttpGuard::Options guard_options{options_.allowed_hosts,
+                                   options_.allowed_origins};
+  if (absl::StatusOr<HttpGuard> g =
+          HttpGuard::Create(guard_options, host, port == 0 ? 1 : port);
+      !g.ok()) {
+    return g.status();
   }
 
-  server_ = std::make_unique<httplib::Server>();
+  HttpConnectionServer::Options conn;
+  conn.keep_alive = options_.keep_alive;
+  conn.io_timeout = options_.io_timeout;
+  conn.request_timeout = options_.request_timeout;
+  server_ = std::make_unique<HttpConnectionServer>(conn);
   httplib::Server& s = *server_;
-  const int threads = options_.threads;
-  s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  HttpTaskQueue::Options queue_options;
+  queue_options.max_threads = options_.max_threads;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    queue_ = std::make_shared<HttpTaskQueue>(queue_options);
+  }
+  s.new_task_queue = [queue = queue_] { return new SharedTaskQueue(queue); };
+  HttpCallLimiter::Options limits;
+  limits.max_gpu_calls = options_.max_gpu_calls;
+  limits.max_compile_calls = options_.max_compile_calls;
+  limits.max_calls_per_session = options_.max_calls_per_session;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    limiter_ = std::make_shared<HttpCallLimiter>(limits);
+  }
   s.set_payload_max_length(options_.max_body_bytes);
   // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which
   // lets a second server bind a port in use instead of failing.
@@ -149,12 +234,24 @@ absl::StatusOr<int> HttpServer::Start() {
   if (bound <= 0) {
     const int err = errno;
     server_.reset();
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      queue_.reset();
+      limiter_.reset();
+    }
     return absl::UnavailableError(absl::StrCat(
         "cannot listen for HTTP on ", listen, ": ",
         err != 0 ? strerror(err) : "not an address of this host",
         "; free the port, pick another (port 0 picks a free one) or turn "
         "HTTP off"));
   }
+  if (!server_->SetListenBacklog(1024)) {
+    spdlog::warn("HTTP: cannot raise the listen backlog: {}", strerror(errno));
+  }
+  // The guard knows the real port (port 0 resolved); it is set before the
+  // first request can arrive.
+  guard_ = std::make_unique<HttpGuard>(
+      *HttpGuard::Create(guard_options, host, bound));
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   // Wait until it accepts, so that a Stop right after Start cannot miss it.
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
@@ -169,6 +266,30 @@ void HttpServer::Stop() {
   server_->stop();
   if (thread_.joinable()) thread_.join();
   server_.reset();
+  guard_.reset();
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  queue_.reset();
+  limiter_.reset();
+}
+
+HttpServer::Stats HttpServer::stats() const {
+  Stats out;
+  std::shared_ptr<HttpTaskQueue> queue;
+  std::shared_ptr<HttpCallLimiter> limiter;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    queue = queue_;
+    limiter = limiter_;
+  }
+  if (queue == nullptr || limiter == nullptr) return out;
+  const HttpTaskQueue::Stats q = queue->stats();
+  out.threads = q.threads;
+  out.busy = q.busy;
+  out.queued = q.queued;
+  out.peak_threads = q.peak_threads;
+  out.gpu_calls = limiter->gpu_calls();
+  out.compile_calls = limiter->compile_calls();
+  return out;
 }
 
 void HttpServer::Route() {
@@ -176,13 +297,41 @@ void HttpServer::Route() {
   const std::string tool = R"(/v1/tools/([^/]+))";
   const size_t max_body = options_.max_body_bytes;
   AgentToolBackend* backend = backend_;
+  CancellableToolBackend* cancellable = cancellable_;
+  HttpCallLimiter* limiter = limiter_.get();
 
-  s.Post(tool, [backend, max_body](const httplib::Request& req,
-                                   httplib::Response& res,
-                                   const httplib::ContentReader& reader) {
+  // Host, Origin and Content-Type, before any route (or 404) answers.
+  s.set_pre_routing_handler(
+      [this](const httplib::Request& req, httplib::Response& res) {
+        std::optional<HttpRejection> no = guard_->Check(req);
+        if (!no) return httplib::Server::HandlerResponse::Unhandled;
+        spdlog::debug("HTTP {} {} refused: {} {}", req.method, req.path,
+                      no->status, no->code);
+        // The body, if any, is unread: the connection closes after the reply
+        // (HttpConnectionServer closes after every error reply).
+        ReplyError(res, no->status, no->code, no->message);
+        return httplib::Server::HandlerResponse::Handled;
+      });
+
+  s.Post(tool, [backend, cancellable, limiter, max_body](
+                   const httplib::Request& req, httplib::Response& res,
+                   const httplib::ContentReader& reader) {
     const std::string name = req.matches[1];
+    // The session header, checked before it reaches the store or a log.
+    if (req.get_header_value_count(kSessionHeader) > 1) {
+      ReplyError(res, 400, "INVALID_ARGUMENT",
+                 absl::StrCat("the request has more than one ", kSessionHeader,
+                              " header; send one"));
+      return;
+    }
+    const std::string header_session = req.get_header_value(kSessionHeader);
+    if (absl::Status st = ValidateSessionId(header_session, kSessionHeader);
+        !st.ok()) {
+      ReplyStatus(res, st);
+      return;
+    }
     // Read the body here (not through cpp-httplib's form handling, which
-    // caps form-encoded bodies, what `curl -d` sends, at 8 KiB).
+    // caps form-encoded bodies at 8 KiB).
     std::string body;
     bool too_big = false;
     // A POST without either header has no body (curl -X POST without -d).
@@ -210,19 +359,36 @@ void HttpServer::Route() {
                  "chunked encoding)");
       return;
     }
-    absl::StatusOr<json> args = ParseArguments(body);
+    absl::StatusOr<json> args = ParseArguments(body, max_body);
     if (!args.ok()) {
       ReplyError(res, 400, "INVALID_ARGUMENT", args.status().message());
       return;
     }
+    if (args->is_object() && args->contains("session_id") &&
+        (*args)["session_id"].is_string()) {
+      if (absl::Status st = ValidateSessionId(
+              (*args)["session_id"].get<std::string>(), "session_id");
+          !st.ok()) {
+        ReplyStatus(res, st);
+        return;
+      }
+    }
+    // The connection's socket, polled while the call waits for its job.
+    const int fd = CurrentHttpConnectionFd();
+    CallBackend call(backend, cancellable, limiter,
+                     [fd] { return PeerHungUp(fd); });
     absl::StatusOr<AgentToolResult> result;
     try {
-      result = CallAgentTool(*backend, name, *args,
-                             req.get_header_value(kSessionHeader));
+      result = CallAgentTool(call, name, *args, header_session);
     } catch (const std::exception& e) {
       spdlog::error("HTTP tool {}: {}", name, e.what());
       ReplyError(res, 500, "INTERNAL",
                  absl::StrCat("tool ", name, " failed: ", e.what()));
+      return;
+    }
+    if (!call.refused().ok()) {
+      res.set_header("Retry-After", kRetryAfterSeconds);
+      ReplyError(res, 429, "RESOURCE_EXHAUSTED", call.refused().message());
       return;
     }
     if (!result.ok()) {
@@ -256,7 +422,17 @@ void HttpServer::Route() {
                                   "GET /v1/tools to list the tools, "
                                   "POST /v1/tools/{name} to call one"));
 
-  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+  s.Get("/healthz", [health = options_.health](const httplib::Request&,
+                                               httplib::Response& res) {
+    if (health) {
+      const absl::Status st = health();
+      if (!st.ok()) {
+        ReplyJson(
+            res, 503,
+            {{"status", "not_serving"}, {"reason", std::string(st.message())}});
+        return;
+      }
+    }
     ReplyJson(res, 200, {{"status", "ok"}});
   });
   OnOtherMethods(s, "/healthz", "GET", MethodNotAllowed("GET", "GET /healthz"));

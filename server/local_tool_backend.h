@@ -1,6 +1,8 @@
 // LocalToolBackend: the agent tools' backend inside kbd, for its HTTP
 // front end: it calls the JobService and AgentService directly and blocks
-// the calling (HTTP) thread until a job is done.
+// the calling (HTTP) thread until a job is done, its timeout passes, the
+// caller's `cancelled` says the client has gone (RunJobUntil), or kbd
+// shuts down; in the last three cases the job is cancelled.
 //
 // Ownership: borrows both services (must outlive it).
 // Thread safety: thread safe; each call blocks only its own thread.
@@ -8,16 +10,18 @@
 #define KBENCH_SERVER_LOCAL_TOOL_BACKEND_H_
 
 #include <atomic>
+#include <functional>
 #include <string>
 
 #include "absl/time/time.h"
 #include "common/agent_tools.h"
 #include "server/agent_service.h"
+#include "server/http_server.h"
 #include "server/job_service.h"
 
 namespace kbench {
 
-class LocalToolBackend : public AgentToolBackend {
+class LocalToolBackend : public CancellableToolBackend {
  public:
   // `job_timeout`: longest wait for one job; the job is cancelled after it.
   LocalToolBackend(JobService* jobs, AgentService* agent,
@@ -29,7 +33,13 @@ class LocalToolBackend : public AgentToolBackend {
   absl::StatusOr<v1::GetProblemResponse> GetProblem(
       const std::string& name, const std::string& session_id) override;
   absl::StatusOr<v1::Job> RunJob(v1::JobKind kind,
-                                 const v1::KernelRequest& request) override;
+                                 const v1::KernelRequest& request) override {
+    return RunJobUntil(kind, request, nullptr);
+  }
+  // Polls `cancelled` every 50 ms while the job runs.
+  absl::StatusOr<v1::Job> RunJobUntil(
+      v1::JobKind kind, const v1::KernelRequest& request,
+      const std::function<bool()>& cancelled) override;
   absl::StatusOr<v1::CompareRunsResponse> CompareRuns(
       const std::string& session_id, int turn_a, int turn_b) override;
 

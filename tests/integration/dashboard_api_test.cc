@@ -516,7 +516,7 @@ TEST_F(DashboardApiTest, BadRequestsGetJsonErrorsAndTheServerKeepsServing) {
   EXPECT_EQ(del->get_header_value("Allow"), "GET");
   httplib::Result put_metrics = c.Put("/metrics", "", "text/plain");
   ErrorOf(put_metrics, 405, "METHOD_NOT_ALLOWED");
-  httplib::Result empty_post = c.Post("/api/workers", "", "text/plain");
+  httplib::Result empty_post = c.Post("/api/workers", "", "application/json");
   m = ErrorOf(empty_post, 405, "METHOD_NOT_ALLOWED");
   EXPECT_NE(m.find("use GET /api/workers"), std::string::npos) << m;
 

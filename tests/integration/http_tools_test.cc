@@ -1,7 +1,8 @@
 // The agent tools over HTTP/JSON, with real HTTP requests on loopback
 // against a kbd process (no GPU): the tool list, tool calls and their
 // MCP-shaped results, sessions from the header, protocol errors (404, 400,
-// 405, 413) as JSON, and curl.
+// 405, 413, 415) as JSON, and curl. The hostile cases (Host, Origin, deep
+// JSON, hang-ups, load) are in http_hardening_test.cc.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -195,10 +196,14 @@ TEST_F(HttpToolsTest, RunCorrectnessWithoutGpuIsFailedPrecondition) {
 
 TEST_F(HttpToolsTest, GetProblemWithEmptyBodyHasTheContract) {
   // No body at all: the arguments are {}.
-  json r = ToolResult(client_->Post("/v1/tools/get_problem"));
+  json r = ToolResult(
+      client_->Post("/v1/tools/get_problem", "", "application/json"));
   EXPECT_EQ(r["isError"], false);
   EXPECT_NE(Text(r).find("KERNEL CONTRACT"), std::string::npos) << Text(r);
   EXPECT_EQ(r["structuredContent"]["problem"]["name"], "gather_linear_fp32");
+  // A POST that does not say it is JSON is refused, body or not.
+  ErrorMessage(client_->Post("/v1/tools/get_problem"), 415,
+               "UNSUPPORTED_MEDIA_TYPE");
   // An explicit problem argument.
   json named =
       ToolResult(PostJson("get_problem", {{"problem", "gather_linear_fp32"}}));
@@ -339,8 +344,8 @@ TEST_F(HttpToolsTest, ServesAfterBadRequests) {
   EXPECT_TRUE(kbd_->child()->Running());
 }
 
-// `curl -d @file`: a form-encoded body (curl's default), including one over
-// 8 KiB (a kernel with a long comment).
+// `curl -H 'Content-Type: application/json' -d @file`, including a body
+// over 8 KiB (a kernel with a long comment).
 TEST_F(HttpToolsTest, UsableWithCurl) {
   const std::string curl = "/usr/bin/curl";
   if (!std::filesystem::exists(curl)) GTEST_SKIP() << "no " << curl;
@@ -351,7 +356,7 @@ TEST_F(HttpToolsTest, UsableWithCurl) {
     const std::string file = dir.path() + "/args.json";
     std::ofstream(file) << json({{"kernel_code", source}}).dump();
     testing::CommandResult out = testing::RunCommand(
-        {curl, "-sS", "-X", "POST", "-H",
+        {curl, "-sS", "-H", "Content-Type: application/json", "-H",
          std::string(kSessionHeader) + ": s-http-curl", "-d", "@" + file,
          "http://" + kbd_->http_address() + "/v1/tools/compile_kernel"});
     ASSERT_EQ(out.exit_code, 0) << out.err;
@@ -362,6 +367,21 @@ TEST_F(HttpToolsTest, UsableWithCurl) {
                                  "VERDICT: passed"))
         << out.out;
   }
+  // Without the header curl sends a form (the CSRF simple request): 415,
+  // with the flag to add in the message, and no turn recorded.
+  const std::string file = dir.path() + "/args.json";
+  testing::CommandResult form = testing::RunCommand(
+      {curl, "-sS", "-H", std::string(kSessionHeader) + ": s-http-curl", "-d",
+       "@" + file,
+       "http://" + kbd_->http_address() + "/v1/tools/compile_kernel"});
+  ASSERT_EQ(form.exit_code, 0) << form.err;
+  json refused = json::parse(form.out, nullptr, /*allow_exceptions=*/false);
+  EXPECT_EQ(refused["error"]["status"], 415) << form.out;
+  EXPECT_NE(refused["error"]["message"].get<std::string>().find(
+                "-H 'Content-Type: application/json'"),
+            std::string::npos)
+      << form.out;
+
   grpc::Status status;
   v1::GetSessionResponse s = GetSession("s-http-curl", &status);
   ASSERT_TRUE(status.ok()) << status.error_message();

@@ -1,21 +1,33 @@
 // HttpServer over a fake backend: start-up errors (bad address, port in
-// use, started twice), stopping, and the translation of requests (session
-// header, arguments) and results (MCP shape, refused calls).
+// use, started twice, bad limits), stopping, the translation of requests
+// (session header, arguments) and results (MCP shape, refused calls); and,
+// as an attacker would try them, the guard on every route and hostile
+// bodies and headers. Threads, limits and connections are in
+// http_connection_server_test.cc, http_task_queue_test.cc and
+// http_call_limiter_test.cc.
 #include "server/http_server.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
+#include "tests/unit/http_fixtures.h"
 
 namespace kbench {
 namespace {
 
+using http_fixtures::ErrorCode;
+using http_fixtures::ErrorMessage;
+using http_fixtures::Loopback;
+using http_fixtures::Parse;
 using nlohmann::json;
 
 class FakeBackend : public AgentToolBackend {
@@ -35,6 +47,7 @@ class FakeBackend : public AgentToolBackend {
   absl::StatusOr<v1::Job> RunJob(v1::JobKind kind,
                                  const v1::KernelRequest& request) override {
     absl::MutexLock lock(&mu_);
+    ++jobs_;
     last_session_ = request.session_id();
     last_source_ = request.source();
     v1::Job job;
@@ -57,25 +70,16 @@ class FakeBackend : public AgentToolBackend {
     absl::MutexLock lock(&mu_);
     return last_source_;
   }
+  int jobs() {
+    absl::MutexLock lock(&mu_);
+    return jobs_;
+  }
 
  private:
   absl::Mutex mu_;
   std::string last_session_, last_source_;
+  int jobs_ = 0;
 };
-
-HttpServer::Options Loopback(int port = 0) {
-  HttpServer::Options o;
-  o.listen = absl::StrCat("127.0.0.1:", port);
-  o.threads = 2;
-  return o;
-}
-
-json Parse(const httplib::Result& res) {
-  EXPECT_TRUE(res);
-  if (!res) return json();
-  EXPECT_EQ(res->get_header_value("Content-Type"), "application/json");
-  return json::parse(res->body, nullptr, /*allow_exceptions=*/false);
-}
 
 TEST(HttpServerTest, ServesToolCallsThroughTheBackend) {
   FakeBackend backend;
@@ -137,6 +141,29 @@ TEST(HttpServerTest, MalformedAddressIsInvalidArgument) {
   }
 }
 
+TEST(HttpServerTest, BadLimitsOrAllowedNamesAreInvalidArgument) {
+  FakeBackend backend;
+  HttpServer::Options o = Loopback();
+  o.max_threads = 100;  // < 256 + 128 + 16
+  HttpServer tight(o, &backend);
+  absl::Status st = tight.Start().status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(st.message(), "max_threads")) << st;
+
+  o = Loopback();
+  o.allowed_hosts = {"http://kb.example.com"};
+  HttpServer bad_host(o, &backend);
+  st = bad_host.Start().status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(st.message(), "--http-allowed-host")) << st;
+
+  o = Loopback();
+  o.allowed_origins = {"kb.example.com"};
+  HttpServer bad_origin(o, &backend);
+  EXPECT_EQ(bad_origin.Start().status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(HttpServerTest, PortInUseIsUnavailable) {
   FakeBackend backend;
   HttpServer first(Loopback(), &backend);
@@ -163,11 +190,13 @@ TEST(HttpServerTest, StartTwiceAndStopTwice) {
   FakeBackend backend;
   HttpServer server(Loopback(), &backend);
   server.Stop();  // Before Start: nothing to do.
+  EXPECT_EQ(server.stats().threads, 0);
   ASSERT_TRUE(server.Start().ok());
   EXPECT_EQ(server.Start().status().code(),
             absl::StatusCode::kFailedPrecondition);
   server.Stop();
   server.Stop();
+  EXPECT_EQ(server.stats().threads, 0);
 }
 
 TEST(HttpServerTest, AnUnknownPathIsAJsonNotFound) {
@@ -177,17 +206,185 @@ TEST(HttpServerTest, AnUnknownPathIsAJsonNotFound) {
   ASSERT_TRUE(port.ok()) << port.status();
   httplib::Client c("127.0.0.1", *port);
   httplib::Result res = c.Get("/nope");
-  json body = Parse(res);
-  ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 404);
-  EXPECT_EQ(body["error"]["code"], "NOT_FOUND");
+  EXPECT_EQ(ErrorCode(res, 404), "NOT_FOUND");
   // compare_runs' NotFound is the tool's own result, not a 404.
   res = c.Post("/v1/tools/compare_runs", R"({"turn_a": 1, "turn_b": 2})",
                "application/json");
-  body = Parse(res);
+  json body = Parse(res);
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_EQ(body["isError"], true);
+}
+
+TEST(HttpServerTest, HealthzAsksTheHealthCallback) {
+  FakeBackend backend;
+  std::atomic<bool> healthy{true};
+  HttpServer::Options o = Loopback();
+  o.health = [&healthy]() -> absl::Status {
+    if (healthy) return absl::OkStatus();
+    return absl::UnavailableError("the store cannot be written: disk full");
+  };
+  HttpServer server(o, &backend);
+  absl::StatusOr<int> port = server.Start();
+  ASSERT_TRUE(port.ok()) << port.status();
+  httplib::Client c("127.0.0.1", *port);
+  httplib::Result res = c.Get("/healthz");
+  EXPECT_EQ(Parse(res), json({{"status", "ok"}}));
+  healthy = false;
+  res = c.Get("/healthz");
+  json body = Parse(res);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503);
+  EXPECT_EQ(body["status"], "not_serving");
+  EXPECT_EQ(body["reason"], "the store cannot be written: disk full");
+  healthy = true;
+  EXPECT_EQ(Parse(c.Get("/healthz"))["status"], "ok");
+}
+
+// Host, Origin and Content-Type are checked on every route, the routes of
+// other front ends and unknown paths included, before anything runs.
+TEST(HttpServerTest, TheGuardRunsOnEveryRouteBeforeTheHandler) {
+  FakeBackend backend;
+  HttpServer::Options o = Loopback();
+  o.routes.push_back([](httplib::Server& s) {
+    s.Get("/extra", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("{}", "application/json");
+    });
+  });
+  HttpServer server(o, &backend);
+  absl::StatusOr<int> port = server.Start();
+  ASSERT_TRUE(port.ok()) << port.status();
+  httplib::Client c("127.0.0.1", *port);
+  const std::string args = R"({"kernel_code": "src"})";
+
+  const httplib::Headers rebound = {
+      {"Host", absl::StrCat("evil.example:", *port)}};
+  EXPECT_EQ(ErrorCode(c.Get("/healthz", rebound), 421), "MISDIRECTED_REQUEST");
+  EXPECT_EQ(ErrorCode(c.Get("/extra", rebound), 421), "MISDIRECTED_REQUEST");
+  EXPECT_EQ(ErrorCode(c.Get("/nope", rebound), 421), "MISDIRECTED_REQUEST");
+  httplib::Result res =
+      c.Post("/v1/tools/compile_kernel", rebound, args, "application/json");
+  EXPECT_EQ(ErrorCode(res, 421), "MISDIRECTED_REQUEST");
+  EXPECT_TRUE(absl::StrContains(ErrorMessage(res), "--http-allowed-host"));
+
+  const httplib::Headers foreign = {{"Origin", "http://evil.example"}};
+  EXPECT_EQ(ErrorCode(c.Get("/extra", foreign), 403), "PERMISSION_DENIED");
+  EXPECT_EQ(ErrorCode(c.Get("/v1/tools", foreign), 403), "PERMISSION_DENIED");
+  EXPECT_EQ(ErrorCode(c.Post("/v1/tools/compile_kernel", foreign, args,
+                             "application/json"),
+                      403),
+            "PERMISSION_DENIED");
+
+  // The CSRF simple request.
+  res = c.Post("/v1/tools/compile_kernel", args, "text/plain");
+  EXPECT_EQ(ErrorCode(res, 415), "UNSUPPORTED_MEDIA_TYPE");
+  EXPECT_TRUE(absl::StrContains(ErrorMessage(res),
+                                "-H 'Content-Type: application/json'"));
+  EXPECT_EQ(ErrorCode(c.Post("/v1/tools/compile_kernel", args,
+                             "application/x-www-form-urlencoded"),
+                      415),
+            "UNSUPPORTED_MEDIA_TYPE");
+  EXPECT_EQ(backend.jobs(), 0);
+
+  // Same-origin and configured-port variants pass.
+  const httplib::Headers same = {
+      {"Origin", absl::StrCat("http://127.0.0.1:", *port)}};
+  res = c.Post("/v1/tools/compile_kernel", same, args,
+               "application/json; charset=utf-8");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(backend.jobs(), 1);
+  res = c.Get("/extra", {{"Host", absl::StrCat("localhost:", *port)}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+}
+
+TEST(HttpServerTest, AConfiguredHostIsServed) {
+  FakeBackend backend;
+  HttpServer::Options o = Loopback();
+  o.allowed_hosts = {"kb.example.com"};
+  HttpServer server(o, &backend);
+  absl::StatusOr<int> port = server.Start();
+  ASSERT_TRUE(port.ok()) << port.status();
+  httplib::Client c("127.0.0.1", *port);
+  httplib::Result res = c.Get("/healthz", {{"Host", "kb.example.com"}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(ErrorCode(c.Get("/healthz", {{"Host", "kb.example.org"}}), 421),
+            "MISDIRECTED_REQUEST");
+}
+
+TEST(HttpServerTest, DeepOrHugeJsonIs400AndTheServerKeepsServing) {
+  FakeBackend backend;
+  HttpServer server(Loopback(), &backend);
+  absl::StatusOr<int> port = server.Start();
+  ASSERT_TRUE(port.ok()) << port.status();
+  httplib::Client c("127.0.0.1", *port);
+  // 120 KB of '[' under a known argument: the walk of the arguments used
+  // to recurse once per level and overflow the stack.
+  const std::string deep = "{\"tools\":" + std::string(120000, '[');
+  httplib::Result res =
+      c.Post("/v1/tools/sanitize_kernel", deep, "application/json");
+  EXPECT_EQ(ErrorCode(res, 400), "INVALID_ARGUMENT");
+  EXPECT_TRUE(absl::StrContains(ErrorMessage(res), "deep"))
+      << ErrorMessage(res);
+  // Balanced and valid, but past the limit.
+  std::string balanced = "{\"tools\":";
+  for (int i = 0; i < 40; ++i) balanced += "[";
+  for (int i = 0; i < 40; ++i) balanced += "]";
+  balanced += "}";
+  res = c.Post("/v1/tools/sanitize_kernel", balanced, "application/json");
+  EXPECT_EQ(ErrorCode(res, 400), "INVALID_ARGUMENT");
+  EXPECT_TRUE(absl::StrContains(ErrorMessage(res), "32")) << ErrorMessage(res);
+  EXPECT_EQ(backend.jobs(), 0);
+  res = c.Get("/healthz");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+}
+
+TEST(HttpServerTest, BadSessionIdsAre400) {
+  FakeBackend backend;
+  HttpServer server(Loopback(), &backend);
+  absl::StatusOr<int> port = server.Start();
+  ASSERT_TRUE(port.ok()) << port.status();
+  httplib::Client c("127.0.0.1", *port);
+  const std::string args = R"({"kernel_code": "src"})";
+  for (const std::string& id :
+       {std::string("\xff"), std::string(200, 'a'), std::string("a b"),
+        std::string("s/../x"), std::string("s\tx")}) {
+    httplib::Result res =
+        c.Post("/v1/tools/compile_kernel", {{"X-Kbench-Session", id}}, args,
+               "application/json");
+    EXPECT_EQ(ErrorCode(res, 400), "INVALID_ARGUMENT") << id;
+    EXPECT_TRUE(absl::StrContains(ErrorMessage(res), "X-Kbench-Session"))
+        << ErrorMessage(res);
+  }
+  // A 1 MiB header is refused by the HTTP parser itself (also 400).
+  EXPECT_EQ(ErrorCode(c.Post("/v1/tools/compile_kernel",
+                             {{"X-Kbench-Session", std::string(1 << 20, 'a')}},
+                             args, "application/json"),
+                      400),
+            "INVALID_ARGUMENT");
+  // Two session headers.
+  httplib::Headers two = {{"X-Kbench-Session", "s-a"},
+                          {"X-Kbench-Session", "s-b"}};
+  EXPECT_EQ(ErrorCode(c.Post("/v1/tools/compile_kernel", two, args,
+                             "application/json"),
+                      400),
+            "INVALID_ARGUMENT");
+  // In the arguments: a newline, bytes that are not UTF-8 (escaped in JSON).
+  for (const std::string& body :
+       {std::string(R"({"kernel_code": "s", "session_id": "a\nb"})"),
+        std::string(R"({"kernel_code": "s", "session_id": "\u00ff"})"),
+        json({{"kernel_code", "s"}, {"session_id", std::string(1 << 16, 'x')}})
+            .dump()}) {
+    httplib::Result res =
+        c.Post("/v1/tools/compile_kernel", body, "application/json");
+    EXPECT_EQ(ErrorCode(res, 400), "INVALID_ARGUMENT") << body.substr(0, 80);
+    EXPECT_TRUE(absl::StrContains(ErrorMessage(res), "session_id"));
+  }
+  EXPECT_EQ(backend.jobs(), 0);
+  EXPECT_EQ(Parse(c.Get("/healthz"))["status"], "ok");
 }
 
 }  // namespace
