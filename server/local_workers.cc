@@ -31,12 +31,20 @@ absl::StatusOr<int> LocalWorkers::WorkerCount(const std::string& mode) {
       "'"));
 }
 
-pid_t LocalWorkers::Spawn(int gpu) {
+std::vector<std::string> LocalWorkers::WorkerArgs(int gpu) const {
   std::vector<std::string> args = {options_.worker_binary,  "--server",
                                    options_.server_address, "--gpu",
                                    std::to_string(gpu),     "--runner",
                                    options_.runner_binary,  "--log-level",
                                    options_.log_level};
+  if (!options_.token_file.empty()) {
+    args.insert(args.end(), {"--token-file", options_.token_file});
+  }
+  return args;
+}
+
+pid_t LocalWorkers::Spawn(int gpu) {
+  std::vector<std::string> args = WorkerArgs(gpu);
   // Everything the child needs is built before fork: between fork and exec
   // a child of a threaded process may only make async-signal-safe calls.
   std::vector<char*> argv;

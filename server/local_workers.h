@@ -2,7 +2,9 @@
 // (kbd --local-worker=auto|N), so one command brings up the whole service
 // on a GPU host. Each worker connects back over gRPC like a remote one. A
 // worker that exits is restarted with back-off; one that keeps failing at
-// start (e.g. no usable GPU) is given up on after a few tries.
+// start (e.g. no usable GPU) is given up on after a few tries. Workers get
+// the path of kbd's worker token file (--token-file), never the token: a
+// command line is visible to every user through ps.
 //
 // Ownership: owns the child processes; the destructor stops them (SIGTERM,
 // then SIGKILL) and joins the supervisor thread.
@@ -34,6 +36,8 @@ class LocalWorkers {
     std::string runner_binary;
     // Log level passed to the workers.
     std::string log_level = "info";
+    // kbd's worker token file (server/worker_auth.h), passed by path.
+    std::string token_file;
     // Consecutive failed starts (exit within 10 s) before giving up.
     int max_quick_failures = 5;
   };
@@ -47,6 +51,9 @@ class LocalWorkers {
 
   // Starts `count` workers (GPU indices 0..count-1) and the supervisor.
   void Start(int count);
+
+  // The command line of the worker for `gpu` (argv[0] is the binary).
+  std::vector<std::string> WorkerArgs(int gpu) const;
 
  private:
   struct Child {

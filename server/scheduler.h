@@ -1,13 +1,19 @@
 // Scheduler: the queue of compiled jobs waiting for a GPU, and the leases
 // that workers hold on them (the pull model of Bazel remote execution).
-//  - Workers long-poll Lease(); a waiting worker gets the next job at once.
+//  - Workers long-poll Lease(); a waiting worker gets the next job compiled
+//    for its GPU's arch (RunnerJob.cubin_arch == spec.arch) at once.
 //  - Each GPU worker holds at most one lease, so timed GPU work is
-//    serialized per GPU by construction.
+//    serialized per GPU by construction. A lease request from a worker id
+//    that still holds a lease means the worker restarted and lost its job:
+//    the job is given up at once (re-queued), not after the TTL.
 //  - A lease whose heartbeats stop for lease_ttl is lost: the job goes back
 //    to the front of the queue, up to max_attempts leases in all; then it
-//    fails with UNAVAILABLE.
-//  - Jobs waiting while no worker has been seen for no_worker_timeout fail
-//    with UNAVAILABLE instead of waiting forever.
+//    fails with UNAVAILABLE, naming the workers that lost it.
+//  - Jobs waiting while no worker of their arch has been seen for
+//    no_worker_timeout fail with UNAVAILABLE instead of waiting forever.
+//  - A completed result is checked (server/result_check.h) before it ends
+//    the job; an inconsistent one ends it with INTERNAL, never stored as the
+//    kernel's verdict.
 // A background thread ticks the timeouts.
 //
 // Ownership: borrows the JobTable and WorkerRegistry (must outlive it).
@@ -23,9 +29,12 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "kbench/v1/worker.pb.h"
@@ -73,9 +82,12 @@ class Scheduler {
   // Queues a compiled job (stage becomes WAITING_GPU).
   void Enqueue(const std::string& job_id, v1::RunnerJob job, int attempts);
 
-  // Long-poll for a job. Returns a waiter id for CancelWait.
-  int64_t RequestLease(const v1::WorkerInfo& worker, absl::Duration wait,
-                       LeaseReply reply);
+  // Long-poll for a job. Registers the worker first
+  // (WorkerRegistry::Register: InvalidArgument or FailedPrecondition, and
+  // then `reply` is never called). Gives up any lease the worker id still
+  // holds, and any older wait of it. Returns a waiter id for CancelWait.
+  absl::StatusOr<int64_t> RequestLease(const v1::WorkerInfo& worker,
+                                       absl::Duration wait, LeaseReply reply);
   // The caller went away: forget the waiter (its reply is not called). If a
   // job was already handed to it, the lease expires and is re-queued.
   void CancelWait(int64_t waiter_id);
@@ -89,7 +101,9 @@ class Scheduler {
                            const std::string& detail);
 
   // The worker's result. FailedPrecondition when the lease is unknown or
-  // lost (its job went elsewhere or ended).
+  // lost (its job went elsewhere or ended). InvalidArgument when the result
+  // fails CheckWorkerResult: the job then ends with an INTERNAL error saying
+  // so (the worker's verdict is dropped).
   absl::Status Complete(const std::string& worker_id,
                         const std::string& lease_id, v1::JobResult result);
 
@@ -106,6 +120,10 @@ class Scheduler {
     v1::RunnerJob job;
     int attempts = 0;  // Leases given so far.
     absl::Time since;
+    // How each earlier lease was lost ("w1 stopped heartbeating (10s)").
+    std::vector<std::string> losses;
+    // Of those, the leases lost because their worker restarted mid-job.
+    int restarts = 0;
   };
   struct Active {
     Queued queued;
@@ -126,6 +144,13 @@ class Scheduler {
   Lease StartLeaseLocked(Queued q, const v1::WorkerInfo& worker)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UpdatePositionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the lease `it` (its worker lost it, as `how` says; `restarted` when
+  // the worker came back without its job): re-queues the job at the front,
+  // or fails it into `failed` after max_attempts. Returns the next lease.
+  using Failed = std::vector<std::pair<std::string, v1::JobResult>>;
+  std::map<std::string, Active>::iterator LoseLeaseLocked(
+      std::map<std::string, Active>::iterator it, const std::string& how,
+      bool restarted, Failed* failed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Options options_;
   JobTable* jobs_;

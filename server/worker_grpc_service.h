@@ -1,20 +1,28 @@
 // WorkerGrpcService: the gRPC front end of kbench.v1.WorkerService, used by
-// kbworker: LeaseJob (a long-poll), Heartbeat and CompleteJob. It
-// translates and calls the Scheduler; no logic of its own.
+// kbworker: LeaseJob (a long-poll), Heartbeat and CompleteJob. Every call
+// must carry the worker token (`authorization: Bearer <token>` metadata,
+// checked by a WorkerAuthenticator): a call without one is UNAUTHENTICATED,
+// one with a wrong token PERMISSION_DENIED, before anything else is looked
+// at. Otherwise it checks the ids it is given and calls the Scheduler.
 //
-// Ownership: borrows the Scheduler (must outlive the server).
+// Ownership: borrows the Scheduler and the WorkerAuthenticator (both must
+// outlive the server).
 // Thread safety: stateless; gRPC calls it from many threads.
 #ifndef KBENCH_SERVER_WORKER_GRPC_SERVICE_H_
 #define KBENCH_SERVER_WORKER_GRPC_SERVICE_H_
 
+#include "absl/status/status.h"
 #include "kbench/v1/worker.grpc.pb.h"
 #include "server/scheduler.h"
+#include "server/worker_auth.h"
 
 namespace kbench {
 
 class WorkerGrpcService final : public v1::WorkerService::CallbackService {
  public:
-  explicit WorkerGrpcService(Scheduler* scheduler) : scheduler_(scheduler) {}
+  // `auth` is required: kbd never serves the worker API without a token.
+  WorkerGrpcService(Scheduler* scheduler, const WorkerAuthenticator* auth)
+      : scheduler_(scheduler), auth_(auth) {}
 
   grpc::ServerUnaryReactor* LeaseJob(grpc::CallbackServerContext* ctx,
                                      const v1::LeaseJobRequest* request,
@@ -27,7 +35,12 @@ class WorkerGrpcService final : public v1::WorkerService::CallbackService {
       v1::CompleteJobResponse* response) override;
 
  private:
+  // The call's worker token, checked.
+  absl::Status Authenticate(grpc::CallbackServerContext* ctx,
+                            const char* method) const;
+
   Scheduler* scheduler_;
+  const WorkerAuthenticator* auth_;
 };
 
 }  // namespace kbench

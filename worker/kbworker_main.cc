@@ -1,12 +1,16 @@
 // kbworker: one per GPU. Leases jobs from kbd over gRPC (the same path for
-// local and remote hosts) and runs each in a child kbrunner.
+// local and remote hosts) and runs each in a child kbrunner. It presents
+// kbd's worker token, read from --token-file, $KBENCH_WORKER_TOKEN_FILE or
+// $KBENCH_WORKER_TOKEN (server/worker_auth.h).
 #include <signal.h>
 
+#include <cstdlib>
 #include <thread>
 
 #include "CLI/CLI.hpp"
 #include "common/logging.h"
 #include "common/paths.h"
+#include "server/worker_auth.h"
 #include "spdlog/spdlog.h"
 #include "worker/worker_loop.h"
 
@@ -17,6 +21,7 @@ int main(int argc, char** argv) {
   options.runner = kbench::ExeDir() + "/kbrunner";
   std::string log_level = "info";
   int lease_wait_ms = 20000;
+  std::string token_file;
   app.set_config("--config", "", "Read options from this file (key = value)");
   app.add_option("--server", options.server, "kbd's gRPC address")
       ->capture_default_str();
@@ -24,6 +29,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--runner", options.runner, "kbrunner executable")
       ->capture_default_str();
+  app.add_option("--token-file", token_file,
+                 "File holding kbd's worker token (kbd writes it to "
+                 "DATA_DIR/worker.token; mode 0600, owned by this user). "
+                 "Default: $KBENCH_WORKER_TOKEN_FILE, else the token in "
+                 "$KBENCH_WORKER_TOKEN");
   app.add_option("--worker-id", options.worker_id,
                  "Id reported to kbd (default <hostname>:gpu<N>)");
   app.add_option("--compute-sanitizer", options.compute_sanitizer,
@@ -39,6 +49,15 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   kbench::InitLogging("kbworker", log_level);
   options.lease_wait = absl::Milliseconds(lease_wait_ms);
+  absl::StatusOr<std::string> token = kbench::ResolveWorkerToken(token_file);
+  if (!token.ok()) {
+    spdlog::error("{}", std::string(token.status().message()));
+    return 2;
+  }
+  options.token = *std::move(token);
+  // The runners (which run untrusted kernels) need no token: keep it out of
+  // their environment. No thread runs yet, so unsetenv is safe.
+  unsetenv(kbench::kWorkerTokenEnv);
   options.runner_args = {"--log-level", log_level};
 
   kbench::WorkerLoop loop(options);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "common/grpc_status.h"
+#include "server/worker_auth.h"
 #include "spdlog/spdlog.h"
 #include "worker/sanitizer_runner.h"
 
@@ -46,6 +47,15 @@ WorkerLoop::WorkerLoop(const Options& options) : options_(options) {
                           ? absl::StrCat(info_.hostname(), ":gpu", options_.gpu)
                           : options_.worker_id);
   info_.set_version(KBENCH_VERSION);
+}
+
+std::unique_ptr<grpc::ClientContext> WorkerLoop::Context(
+    absl::Duration timeout) const {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->AddMetadata(kAuthorizationKey,
+                   absl::StrCat(kBearerPrefix, options_.token));
+  ctx->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  return ctx;
 }
 
 absl::Status WorkerLoop::EnsureRunner() {
@@ -85,14 +95,23 @@ absl::Status WorkerLoop::Run() {
     request.set_wait_ms(
         static_cast<int>(absl::ToInt64Milliseconds(options_.lease_wait)));
     v1::LeaseJobResponse lease;
-    grpc::ClientContext ctx;
-    ctx.set_deadline(absl::ToChronoTime(absl::Now() + options_.lease_wait +
-                                        absl::Seconds(10)));
-    const grpc::Status s = stub_->LeaseJob(&ctx, request, &lease);
+    std::unique_ptr<grpc::ClientContext> ctx =
+        Context(options_.lease_wait + absl::Seconds(10));
+    const grpc::Status s = stub_->LeaseJob(ctx.get(), request, &lease);
     if (!s.ok()) {
+      const absl::Status st = FromGrpcStatus(s);
+      if (absl::IsUnauthenticated(st) || absl::IsPermissionDenied(st) ||
+          absl::IsInvalidArgument(st)) {
+        // The token or this worker's facts: the same request cannot pass.
+        return absl::Status(
+            st.code(), absl::StrCat("kbd refused this worker: ", st.message()));
+      }
       spdlog::warn("LeaseJob: {} ({}); retrying", s.error_message(),
                    static_cast<int>(s.error_code()));
-      absl::SleepFor(absl::Seconds(1));
+      // FailedPrecondition (the id is bound to another GPU) clears only when
+      // the old registration expires: no need to ask every second.
+      absl::SleepFor(absl::IsFailedPrecondition(st) ? absl::Seconds(5)
+                                                    : absl::Seconds(1));
       continue;
     }
     if (lease.lease_id().empty()) continue;  // The long-poll ran out.
@@ -127,9 +146,8 @@ v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
       hb.set_stage_detail(detail);
       mu.Unlock();
       v1::HeartbeatResponse reply;
-      grpc::ClientContext ctx;
-      ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
-      if (stub_->Heartbeat(&ctx, hb, &reply).ok()) {
+      std::unique_ptr<grpc::ClientContext> ctx = Context(absl::Seconds(5));
+      if (stub_->Heartbeat(ctx.get(), hb, &reply).ok()) {
         if (reply.cancel()) cancel = true;
         if (!reply.lease_valid()) {
           lost = true;
@@ -243,9 +261,8 @@ void WorkerLoop::Complete(const std::string& lease_id,
   *request.mutable_result() = result;
   for (int attempt = 1; attempt <= 10 && !stopping_; ++attempt) {
     v1::CompleteJobResponse response;
-    grpc::ClientContext ctx;
-    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
-    const grpc::Status s = stub_->CompleteJob(&ctx, request, &response);
+    std::unique_ptr<grpc::ClientContext> ctx = Context(absl::Seconds(10));
+    const grpc::Status s = stub_->CompleteJob(ctx.get(), request, &response);
     if (s.ok()) return;
     if (s.error_code() != grpc::StatusCode::UNAVAILABLE &&
         s.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {

@@ -4,7 +4,9 @@
 // lease with the result. Sanitize jobs run instead in one-shot runners under
 // compute-sanitizer (worker/sanitizer_runner.h). A runner that crashes, hangs
 // or reports a sticky CUDA error is replaced before the next lease; the worker
-// itself never dies from a candidate.
+// itself never dies from a candidate. Every call to kbd carries the worker
+// token as `authorization: Bearer <token>` metadata; kbd refusing it (or the
+// worker's GPU facts) ends Run() with the reason, since retrying cannot help.
 //
 // Ownership: owns the gRPC channel and the runner process.
 // Thread safety: Run() on one thread; Stop() from any thread.
@@ -28,6 +30,8 @@ class WorkerLoop {
   struct Options {
     // kbd's gRPC address.
     std::string server = "127.0.0.1:50051";
+    // The worker token (server/worker_auth.h), sent with every call.
+    std::string token;
     // GPU index on this host (among CUDA_VISIBLE_DEVICES if that is set).
     int gpu = 0;
     // kbrunner executable.
@@ -69,6 +73,8 @@ class WorkerLoop {
       const std::function<void(const std::string&)>& progress,
       const std::atomic<bool>* cancel);
   void Complete(const std::string& lease_id, const v1::JobResult& result);
+  // A context for one call to kbd: the token, and a deadline `timeout` away.
+  std::unique_ptr<grpc::ClientContext> Context(absl::Duration timeout) const;
 
   Options options_;
   std::unique_ptr<v1::WorkerService::Stub> stub_;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_replace.h"
+#include "common/nvrtc_compiler.h"
 #include "server/problem_registry.h"
 #include "tests/testutil/process.h"
 #include "worker/runner/ceilings.h"
@@ -103,6 +104,15 @@ class HardeningTest : public ::testing::Test {
     *job.mutable_problem() = *p;
     job.set_source(source);
     job.set_filename("kernel.cu");
+    // As kbd does: the cubin compiled for this GPU's arch (the runner never
+    // compiles). A source that does not compile travels without one.
+    const std::string arch = ctx_->spec().arch();
+    absl::StatusOr<CompileOutput> out =
+        NvrtcCompiler().Compile(source, "kernel.cu", arch);
+    if (out.ok() && out->report.success()) {
+      job.set_cubin(out->cubin);
+      job.set_cubin_arch(arch);
+    }
     for (const std::string& name : p->check_shape_sets()) {
       for (const v1::ShapeSet& s : p->shape_sets()) {
         if (s.name() == name) *job.add_check_sets() = s;
@@ -270,6 +280,23 @@ TEST_F(HardeningTest, HiddenFailureSaysOnlyThatAndTheFigures) {
   // 6 visible shapes x 2 hidden seeds + 3 hidden shapes x 5 trials.
   EXPECT_EQ(hidden, 27);
   EXPECT_EQ(r.manifest().hidden_trials(), 27);
+}
+
+// Only kbd's jailed compiler may run NVRTC on a kernel source: a job whose
+// cubin is missing or for another arch is an error, never compiled here.
+TEST_F(HardeningTest, TheRunnerNeverCompiles) {
+  v1::RunnerJob job = Job(v1::JOB_KIND_CORRECTNESS, Kernel("", "", ""));
+  ASSERT_FALSE(job.cubin().empty());
+  job.set_cubin_arch("sm_80");
+  v1::JobResult r = Run(job);
+  EXPECT_EQ(r.verdict(), v1::VERDICT_ERROR);
+  EXPECT_THAT(r.message(), HasSubstr("does not compile"));
+  job.clear_cubin();
+  job.set_cubin_arch(ctx_->spec().arch());
+  r = Run(job);
+  EXPECT_EQ(r.verdict(), v1::VERDICT_ERROR);
+  EXPECT_THAT(r.message(), HasSubstr("does not compile"));
+  ExpectNaivePasses("after the refused jobs");
 }
 
 TEST_F(HardeningTest, CorrectNaiveSubmitPassesWithManifestAndClocks) {

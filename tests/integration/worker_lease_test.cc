@@ -1,7 +1,9 @@
 // Loopback tests of the worker path without a GPU: kbd + kbworker with the
 // stand-in runner (kb_fake_runner, which speaks the runner protocol). They
 // cover leasing, crash and hang handling (the worker survives and the next
-// job passes), cancellation, lease loss with re-queue, and restart of kbd.
+// job passes), cancellation, lease loss with re-queue, the immediate
+// re-queue when a worker restarts, restart of kbd, and workers without the
+// worker token.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -33,7 +35,11 @@ std::string Kernel(const std::string& marker) {
 class WorkerLeaseTest : public ::testing::Test {
  protected:
   void StartKbd(std::vector<std::string> args = {}, std::string data_dir = "") {
-    args.push_back("--lease-ttl-ms=1500");
+    bool has_ttl = false;
+    for (const std::string& a : args) {
+      has_ttl = has_ttl || a.rfind("--lease-ttl-ms", 0) == 0;
+    }
+    if (!has_ttl) args.push_back("--lease-ttl-ms=1500");
     auto kbd = KbdProcess::Start({args, data_dir});
     ASSERT_TRUE(kbd.ok()) << kbd.status();
     kbd_ = std::move(*kbd);
@@ -242,14 +248,61 @@ TEST_F(WorkerLeaseTest, WorkerWithoutAGpuExitsWithAClearError) {
   auto w = StartWorker(kbd_->address(), FakeRunner(), 0, {});
   ASSERT_TRUE(w.ok());
   // Without this variable the fake runner says hello; with it, it fails.
-  auto failing = Child::Start({BinDir() + "/kbworker", "--server",
-                               kbd_->address(), "--runner", FakeRunner()},
-                              {{"KB_FAKE_RUNNER_FAIL_HELLO", "1"}});
+  auto failing = Child::Start(
+      {BinDir() + "/kbworker", "--server", kbd_->address(), "--runner",
+       FakeRunner(), "--token-file", kbd_->worker_token_file()},
+      {{"KB_FAKE_RUNNER_FAIL_HELLO", "1"}});
   ASSERT_TRUE(failing.ok());
   EXPECT_EQ((*failing)->Wait(absl::Seconds(30)), 3);
   EXPECT_NE((*failing)->Stderr().find("runner could not start"),
             std::string::npos)
       << (*failing)->Stderr();
+}
+
+TEST_F(WorkerLeaseTest, WorkerWithoutTheTokenExitsWithAClearError) {
+  StartKbd();
+  // No token at all: refused before it dials kbd.
+  auto none = Child::Start(
+      {BinDir() + "/kbworker", "--server", kbd_->address(), "--runner",
+       FakeRunner()},
+      {{"KBENCH_WORKER_TOKEN_FILE", ""}, {"KBENCH_WORKER_TOKEN", ""}});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ((*none)->Wait(absl::Seconds(30)), 2);
+  EXPECT_NE((*none)->Stderr().find("--token-file"), std::string::npos)
+      << (*none)->Stderr();
+  // A wrong token: kbd refuses it, and the worker says so and exits.
+  auto wrong = Child::Start({BinDir() + "/kbworker", "--server",
+                             kbd_->address(), "--runner", FakeRunner()},
+                            {{"KBENCH_WORKER_TOKEN_FILE", ""},
+                             {"KBENCH_WORKER_TOKEN", std::string(64, 'a')}});
+  ASSERT_TRUE(wrong.ok());
+  EXPECT_EQ((*wrong)->Wait(absl::Seconds(30)), 3);
+  EXPECT_NE((*wrong)->Stderr().find("worker token is wrong"), std::string::npos)
+      << (*wrong)->Stderr();
+  EXPECT_NE((*wrong)->Stderr().find(kbd_->worker_token_file()),
+            std::string::npos)
+      << (*wrong)->Stderr();
+}
+
+TEST_F(WorkerLeaseTest, RestartedWorkerGetsItsJobBackAtOnce) {
+  // A TTL far beyond the test: only the immediate release can re-run it.
+  StartKbd({"--lease-ttl-ms=60000"});
+  auto first = Worker("w-restart");
+  WaitForWorkers(1);
+  const v1::Job job =
+      Submit(v1::JOB_KIND_CORRECTNESS, Kernel("FAKE_SLOW_MS=1500"));
+  ASSERT_EQ(WaitStage(job.id(), v1::STAGE_RUNNING).stage(), v1::STAGE_RUNNING);
+  first->Kill();
+  const absl::Time t0 = absl::Now();
+  auto again = Worker("w-restart");
+  const v1::Job done = WaitDone(job.id(), absl::Seconds(30));
+  ASSERT_EQ(done.stage(), v1::STAGE_DONE) << kbd_->Log();
+  EXPECT_EQ(done.result().verdict(), v1::VERDICT_PASSED);
+  EXPECT_EQ(done.attempts(), 2);
+  EXPECT_LT(absl::Now() - t0, absl::Seconds(20)) << kbd_->Log();
+  EXPECT_NE(kbd_->Log().find("w-restart restarted while running it"),
+            std::string::npos)
+      << kbd_->Log();
 }
 
 }  // namespace

@@ -11,13 +11,33 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/gpu_probe.h"
 #include "common/paths.h"
 
 namespace kbench::testing {
 namespace fs = std::filesystem;
+
+namespace {
+
+// The worker token file of each kbd started here, by its gRPC address, so
+// that StartWorker can hand it to the worker.
+ABSL_CONST_INIT absl::Mutex token_mu(absl::kConstInit);
+std::map<std::string, std::string>& TokenFiles() {
+  static auto* files = new std::map<std::string, std::string>();
+  return *files;
+}
+
+}  // namespace
+
+std::string WorkerTokenFileFor(const std::string& address) {
+  absl::MutexLock lock(&token_mu);
+  auto it = TokenFiles().find(address);
+  return it == TokenFiles().end() ? "" : it->second;
+}
 
 std::string BinDir() {
   if (const char* d = std::getenv("KBENCH_BIN_DIR"); d && *d) return d;
@@ -151,6 +171,16 @@ absl::StatusOr<std::unique_ptr<KbdProcess>> KbdProcess::Start(
   }
   argv.insert(argv.end(), {"--http-port-file", http_port_file});
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
+  k->token_file_ = k->data_dir_ + "/worker.token";
+  for (size_t i = 0; i < options.extra_args.size(); ++i) {
+    const std::string& a = options.extra_args[i];
+    if (absl::StartsWith(a, "--worker-token-file=")) {
+      k->token_file_ = a.substr(a.find('=') + 1);
+    } else if (a == "--worker-token-file" &&
+               i + 1 < options.extra_args.size()) {
+      k->token_file_ = options.extra_args[i + 1];
+    }
+  }
   auto child = Child::Start(argv);
   if (!child.ok()) return child.status();
   k->child_ = std::move(*child);
@@ -164,6 +194,10 @@ absl::StatusOr<std::unique_ptr<KbdProcess>> KbdProcess::Start(
       if (!http_port.empty() && http_port.back() == '\n') {
         k->http_address_ = absl::StrCat(
             "127.0.0.1:", http_port.substr(0, http_port.size() - 1));
+      }
+      {
+        absl::MutexLock lock(&token_mu);
+        TokenFiles()[k->address_] = k->token_file_;
       }
       return k;
     }
@@ -199,6 +233,14 @@ absl::StatusOr<std::unique_ptr<Child>> StartWorker(
       "--log-level",
       "debug"};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  bool has_token = false;
+  for (const std::string& a : extra_args) {
+    has_token = has_token || absl::StartsWith(a, "--token-file");
+  }
+  if (const std::string file = WorkerTokenFileFor(address);
+      !has_token && !file.empty()) {
+    argv.insert(argv.end(), {"--token-file", file});
+  }
   return Child::Start(argv);
 }
 

@@ -88,6 +88,9 @@ class KbdProcess {
   // "127.0.0.1:PORT" of the HTTP tools; empty when HTTP is off.
   const std::string& http_address() const { return http_address_; }
   const std::string& data_dir() const { return data_dir_; }
+  // The worker token file kbd uses (DATA_DIR/worker.token unless
+  // --worker-token-file was among the extra args).
+  const std::string& worker_token_file() const { return token_file_; }
   Child* child() { return child_.get(); }
   // Stops kbd (SIGTERM) and returns its exit code.
   int Stop();
@@ -95,12 +98,17 @@ class KbdProcess {
 
  private:
   std::unique_ptr<TempDir> temp_;
-  std::string data_dir_, address_, http_address_;
+  std::string data_dir_, address_, http_address_, token_file_;
   std::unique_ptr<Child> child_;
 };
 
+// The worker token file of the kbd started (by KbdProcess) at `address`;
+// "" for an unknown address.
+std::string WorkerTokenFileFor(const std::string& address);
+
 // Starts a kbworker for `address` on GPU `gpu`, with `runner` (default: the
-// real kbrunner).
+// real kbrunner). Unless `extra_args` has --token-file, the worker gets the
+// token file of the KbdProcess at `address`.
 absl::StatusOr<std::unique_ptr<Child>> StartWorker(
     const std::string& address, const std::string& runner = "", int gpu = 0,
     const std::vector<std::string>& extra_args = {});

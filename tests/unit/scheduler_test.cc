@@ -1,8 +1,11 @@
 // Tests of Scheduler (server/scheduler.h) with a real JobTable on an
 // in-memory Store and a WorkerRegistry: leases and long-polls, stages,
-// heartbeats, completion, lost leases and retries, cancellation, the
-// no-worker timeout and waiter cancellation. Timeouts are short (lease TTL
-// 200 ms, tick 10 ms); asynchronous outcomes are awaited with bounded polls.
+// heartbeats, completion, lost leases and retries (and their messages),
+// cancellation, the no-worker timeout and waiter cancellation, arch
+// matching, the immediate release of a restarted worker's lease, refused
+// worker facts, and results that fail the sanity checks. Timeouts are short
+// (lease TTL 200 ms, tick 10 ms); asynchronous outcomes are awaited with
+// bounded polls.
 #include "server/scheduler.h"
 
 #include <memory>
@@ -19,6 +22,7 @@ namespace kbench {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Polls `done` until it holds or `timeout` passes.
 template <typename F>
@@ -64,12 +68,33 @@ class LeaseBox {
 // For tests that hold a lease without heartbeating.
 constexpr absl::Duration kLongTtl = absl::Seconds(60);
 
-v1::WorkerInfo Worker(const std::string& id) {
+v1::WorkerInfo Worker(const std::string& id,
+                      const std::string& arch = "sm_90") {
   v1::WorkerInfo info;
   info.set_worker_id(id);
   info.set_hostname("host");
   info.mutable_spec()->set_name("Test GPU");
+  info.mutable_spec()->set_arch(arch);
+  info.mutable_spec()->set_sm_count(132);
+  info.mutable_spec()->set_max_threads_per_block(1024);
   return info;
+}
+
+// What an honest worker reports for RunnerJobFor's job: every shape passed.
+v1::JobResult Passed() {
+  v1::JobResult r;
+  r.set_verdict(v1::VERDICT_PASSED);
+  r.mutable_gpu()->set_name("Test GPU");
+  r.mutable_gpu()->set_arch("sm_90");
+  v1::CorrectnessReport* c = r.mutable_correctness();
+  c->set_passed(true);
+  v1::TrialResult* t = c->add_trials();
+  t->set_shape_set("default");
+  t->set_shape("s1");
+  t->set_passed(true);
+  c->set_trials_run(1);
+  c->set_trials_passed(1);
+  return r;
 }
 
 class SchedulerTest : public ::testing::Test {
@@ -120,23 +145,33 @@ class SchedulerTest : public ::testing::Test {
     job.set_kind(v1::JOB_KIND_CORRECTNESS);
     job.set_source("__global__ void k() {}");
     job.set_seed(seed);
+    job.set_cubin_arch("sm_90");
+    v1::ShapeSet* set = job.add_check_sets();
+    set->set_name("default");
+    set->add_shapes()->set_name("s1");
     return job;
   }
 
-  // Inserts and enqueues a job.
-  void AddAndEnqueue(const std::string& id, int attempts = 0) {
+  // Inserts and enqueues a job (compiled for `arch`).
+  void AddAndEnqueue(const std::string& id, int attempts = 0,
+                     const std::string& arch = "sm_90") {
     AddJob(id);
-    scheduler_->Enqueue(id, RunnerJobFor(id), attempts);
+    v1::RunnerJob job = RunnerJobFor(id);
+    job.set_cubin_arch(arch);
+    scheduler_->Enqueue(id, std::move(job), attempts);
   }
 
-  // Requests a lease; returns the box its reply goes to.
+  // Requests a lease as a worker of `arch`; returns the box its reply goes
+  // to.
   std::shared_ptr<LeaseBox> Request(const std::string& worker_id,
                                     absl::Duration wait = absl::Seconds(5),
-                                    int64_t* waiter_id = nullptr) {
+                                    int64_t* waiter_id = nullptr,
+                                    const std::string& arch = "sm_90") {
     auto box = std::make_shared<LeaseBox>();
-    const int64_t id =
-        scheduler_->RequestLease(Worker(worker_id), wait, LeaseBox::Reply(box));
-    if (waiter_id != nullptr) *waiter_id = id;
+    const absl::StatusOr<int64_t> id = scheduler_->RequestLease(
+        Worker(worker_id, arch), wait, LeaseBox::Reply(box));
+    EXPECT_TRUE(id.ok()) << id.status();
+    if (waiter_id != nullptr) *waiter_id = id.value_or(0);
     return box;
   }
 
@@ -296,7 +331,7 @@ TEST_F(SchedulerTest, HeartbeatsKeepALeaseAndUpdateTheDetail) {
   EXPECT_FALSE(other->lease().has_value());
   EXPECT_EQ(FinishedCount(), 0u);
   EXPECT_TRUE(
-      scheduler_->Complete("hostA:gpu0", lease.lease_id, v1::JobResult()).ok());
+      scheduler_->Complete("hostA:gpu0", lease.lease_id, Passed()).ok());
 }
 
 TEST_F(SchedulerTest, WrongLeaseOrWorkerIsNotValid) {
@@ -321,8 +356,7 @@ TEST_F(SchedulerTest, CompleteFinishesTheJobOnce) {
   Start(/*worker_present=*/true, kLongTtl);
   AddAndEnqueue("j1");
   Scheduler::Lease lease = MustLease("hostA:gpu0");
-  v1::JobResult result;
-  result.set_verdict(v1::VERDICT_PASSED);
+  v1::JobResult result = Passed();
   result.set_worker_id("hostA:gpu0");
   result.set_runner_ms(12.5);
   ASSERT_TRUE(scheduler_->Complete("hostA:gpu0", lease.lease_id, result).ok());
@@ -393,6 +427,11 @@ TEST_F(SchedulerTest, JobFailsAfterMaxAttemptsLostLeases) {
   EXPECT_THAT(r.error().message(), HasSubstr("hostB:gpu1"));
   EXPECT_THAT(r.error().message(), HasSubstr("2 times"));
   EXPECT_THAT(r.message(), HasSubstr("hostB:gpu1"));
+  // Both workers that lost it are named, and how; the kernel is not blamed.
+  EXPECT_THAT(r.message(), HasSubstr("hostA:gpu0 stopped heartbeating"));
+  EXPECT_THAT(r.message(), HasSubstr("hostB:gpu1 stopped heartbeating"));
+  EXPECT_THAT(r.message(), HasSubstr("not the kernel's fault"));
+  EXPECT_THAT(r.message(), Not(HasSubstr("kernel may")));
 
   // Not re-queued again.
   EXPECT_EQ(scheduler_->QueueDepth(), 0);
@@ -541,6 +580,159 @@ TEST_F(SchedulerTest, TwoPollingWorkersGetDifferentJobs) {
             a->lease()->job.job_id());
   EXPECT_EQ(WorkerState("hostB:gpu0")->current_job_id(),
             b->lease()->job.job_id());
+}
+
+TEST_F(SchedulerTest, JobsGoOnlyToWorkersOfTheirArch) {
+  Start(/*worker_present=*/true, kLongTtl);
+  AddAndEnqueue("j80", 0, "sm_80");
+  // An sm_90 worker never gets the sm_80 cubin.
+  std::shared_ptr<LeaseBox> h100 =
+      Request("hopper:gpu0", absl::Milliseconds(200), nullptr, "sm_90");
+  ASSERT_TRUE(h100->Wait());
+  EXPECT_FALSE(h100->lease().has_value());
+  EXPECT_EQ(scheduler_->QueueDepth(), 1);
+  // A later sm_90 job passes the waiting sm_80 one on an sm_90 worker.
+  AddAndEnqueue("j90", 0, "sm_90");
+  std::shared_ptr<LeaseBox> again =
+      Request("hopper:gpu0", absl::Seconds(5), nullptr, "sm_90");
+  ASSERT_TRUE(again->Wait());
+  ASSERT_TRUE(again->lease().has_value());
+  EXPECT_EQ(again->lease()->job.job_id(), "j90");
+  // The sm_80 worker gets its job.
+  std::shared_ptr<LeaseBox> a100 =
+      Request("ampere:gpu0", absl::Seconds(5), nullptr, "sm_80");
+  ASSERT_TRUE(a100->Wait());
+  ASSERT_TRUE(a100->lease().has_value());
+  EXPECT_EQ(a100->lease()->job.job_id(), "j80");
+  EXPECT_EQ(scheduler_->QueueDepth(), 0);
+}
+
+TEST_F(SchedulerTest, QueuedJobFailsWhenNoWorkerHasItsArch) {
+  Start(/*worker_present=*/true);
+  AddAndEnqueue("j1", 0, "sm_80");
+  EXPECT_THAT(GetJob("j1").stage_detail(),
+              HasSubstr("waiting for a GPU worker to connect (the job needs "
+                        "sm_80; connected: sm_90 (1 worker))"));
+  // The sm_90 worker stays connected; the sm_80 job still times out.
+  const absl::Time end = absl::Now() + absl::Seconds(5);
+  while (FinishedCount() == 0 && absl::Now() < end) {
+    workers_->Touch(Worker("idle:gpu0"), absl::Now());
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_EQ(FinishedCount(), 1u);
+  const v1::JobResult r = Finished()[0].second;
+  EXPECT_EQ(r.verdict(), v1::VERDICT_ERROR);
+  EXPECT_EQ(r.error().code(), static_cast<int>(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(r.message(), HasSubstr("no GPU worker for sm_80"));
+  EXPECT_THAT(r.message(), HasSubstr("connected: sm_90 (1 worker)"));
+  EXPECT_EQ(scheduler_->QueueDepth(), 0);
+}
+
+TEST_F(SchedulerTest, RestartedWorkerGivesUpItsLeaseAtOnce) {
+  Start(/*worker_present=*/true, kLongTtl);
+  AddAndEnqueue("j1");
+  const Scheduler::Lease first = MustLease("hostA:gpu0");
+  // hostA comes back and asks for work: its old lease is gone at once (the
+  // TTL is a minute), and the job is leased again, here to hostA itself.
+  const absl::Time t0 = absl::Now();
+  const Scheduler::Lease second = MustLease("hostA:gpu0");
+  EXPECT_LT(absl::Now() - t0, absl::Seconds(1));
+  EXPECT_EQ(second.job.job_id(), "j1");
+  EXPECT_EQ(second.attempt, 2);
+  EXPECT_NE(second.lease_id, first.lease_id);
+  EXPECT_FALSE(
+      scheduler_->Heartbeat("hostA:gpu0", first.lease_id, "").lease_valid);
+  EXPECT_TRUE(
+      scheduler_->Heartbeat("hostA:gpu0", second.lease_id, "").lease_valid);
+  EXPECT_EQ(FinishedCount(), 0u);
+  EXPECT_EQ(WorkerState("hostA:gpu0")->current_job_id(), "j1");
+}
+
+TEST_F(SchedulerTest, JobThatKeepsTakingWorkersDownNamesThemAndTheKernel) {
+  Start(/*worker_present=*/true, kLongTtl);
+  AddAndEnqueue("j1");
+  MustLease("hostA:gpu0");
+  MustLease("hostA:gpu0");  // Restarted mid-job: attempt 2 of 2.
+  // Restarted again: the job has no attempt left.
+  std::shared_ptr<LeaseBox> box = Request("hostA:gpu0", absl::Milliseconds(50));
+  ASSERT_TRUE(Eventually([&] { return FinishedCount() == 1; }));
+  const v1::JobResult r = Finished()[0].second;
+  EXPECT_EQ(r.error().code(), static_cast<int>(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(r.message(), HasSubstr("hostA:gpu0 restarted while running it"));
+  EXPECT_THAT(r.message(),
+              HasSubstr("restarted 2 times while running this very job, so "
+                        "the kernel may be taking them down"));
+  ASSERT_TRUE(box->Wait());
+  EXPECT_FALSE(box->lease().has_value());
+}
+
+TEST_F(SchedulerTest, AnOlderWaitOfTheSameWorkerIsAnsweredEmpty) {
+  Start();
+  std::shared_ptr<LeaseBox> stale = Request("hostA:gpu0", absl::Seconds(5));
+  std::shared_ptr<LeaseBox> fresh = Request("hostA:gpu0", absl::Seconds(5));
+  ASSERT_TRUE(stale->Wait(absl::Seconds(1)));
+  EXPECT_FALSE(stale->lease().has_value());
+  AddAndEnqueue("j1");
+  ASSERT_TRUE(fresh->Wait());
+  ASSERT_TRUE(fresh->lease().has_value());
+  EXPECT_EQ(fresh->lease()->job.job_id(), "j1");
+  EXPECT_EQ(stale->calls(), 1);
+}
+
+TEST_F(SchedulerTest, RefusedWorkerFactsAreReturnedAndNothingWaits) {
+  Start();
+  v1::WorkerInfo fake = Worker("rogue:gpu0");
+  fake.mutable_spec()->set_max_threads_per_block(1);
+  auto box = std::make_shared<LeaseBox>();
+  absl::StatusOr<int64_t> id =
+      scheduler_->RequestLease(fake, absl::Seconds(5), LeaseBox::Reply(box));
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(id.status().message(), HasSubstr("max_threads_per_block"));
+  AddAndEnqueue("j1");
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_EQ(box->calls(), 0);
+  EXPECT_EQ(scheduler_->QueueDepth(), 1);
+  EXPECT_FALSE(WorkerState("rogue:gpu0").has_value());
+}
+
+TEST_F(SchedulerTest, InconsistentResultEndsTheJobWithInternalNotItsVerdict) {
+  Start(/*worker_present=*/true, kLongTtl);
+  AddAndEnqueue("j1");
+  Scheduler::Lease lease = MustLease("hostA:gpu0");
+  v1::JobResult forged = Passed();
+  forged.mutable_correctness()->mutable_trials(0)->set_passed(false);
+  forged.mutable_correctness()->mutable_trials(0)->set_mismatches(7);
+  const absl::Status s =
+      scheduler_->Complete("hostA:gpu0", lease.lease_id, forged);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("inconsistent"));
+  ASSERT_TRUE(Eventually([&] { return FinishedCount() == 1; }));
+  const v1::JobResult r = Finished()[0].second;
+  EXPECT_EQ(r.verdict(), v1::VERDICT_ERROR);
+  EXPECT_EQ(r.error().code(), static_cast<int>(absl::StatusCode::kInternal));
+  EXPECT_THAT(r.message(), HasSubstr("hostA:gpu0 sent an inconsistent result"));
+  EXPECT_THAT(r.message(), HasSubstr("not the kernel's verdict"));
+  EXPECT_THAT(r.message(), HasSubstr("trial"));
+  EXPECT_EQ(r.worker_id(), "hostA:gpu0");
+  EXPECT_FALSE(r.has_correctness());
+  // The lease is over, and the worker is free.
+  EXPECT_FALSE(WorkerState("hostA:gpu0")->busy());
+  EXPECT_EQ(scheduler_->Complete("hostA:gpu0", lease.lease_id, Passed()).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(SchedulerTest, ResultFromAnotherGpuIsRefused) {
+  Start(/*worker_present=*/true, kLongTtl);
+  AddAndEnqueue("j1");
+  Scheduler::Lease lease = MustLease("hostA:gpu0");
+  v1::JobResult r = Passed();
+  r.mutable_gpu()->set_name("NVIDIA B300 (made up)");
+  EXPECT_EQ(scheduler_->Complete("hostA:gpu0", lease.lease_id, r).code(),
+            absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(Eventually([&] { return FinishedCount() == 1; }));
+  EXPECT_THAT(Finished()[0].second.message(), HasSubstr("B300"));
+  EXPECT_EQ(Finished()[0].second.verdict(), v1::VERDICT_ERROR);
 }
 
 }  // namespace
