@@ -1,5 +1,9 @@
 #include "server/compile_service.h"
 
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/digest.h"
 #include "spdlog/spdlog.h"
@@ -13,18 +17,23 @@ CompileService::CompileService(const Options& options,
   int n = options.threads;
   if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
   if (n <= 0) n = 2;
+  per_client_running_ = options.per_client_running > 0
+                            ? options.per_client_running
+                            : std::max(1, n / 2);
   for (int i = 0; i < n; ++i) threads_.emplace_back([this] { WorkerLoop(); });
 }
 
 CompileService::~CompileService() { Shutdown(); }
 
 void CompileService::Shutdown() {
-  std::deque<Task> dropped;
-  std::map<std::string, std::vector<Callback>> waiting;
+  std::map<std::string, std::vector<Waiter>> waiting;
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
-    dropped.swap(queue_);
+    queues_.clear();
+    turns_.clear();
+    queued_ = 0;
+    work_.SignalAll();
   }
   for (std::thread& t : threads_) {
     if (t.joinable()) t.join();
@@ -33,11 +42,23 @@ void CompileService::Shutdown() {
     absl::MutexLock lock(&mu_);
     waiting.swap(in_flight_);
   }
-  for (auto& [key, callbacks] : waiting) {
-    for (Callback& cb : callbacks) {
-      cb(absl::UnavailableError("the server is shutting down"));
+  for (auto& [key, waiters] : waiting) {
+    for (Waiter& w : waiters) {
+      w.done(absl::UnavailableError("the server is shutting down"));
     }
   }
+}
+
+bool CompileService::shutting_down() const {
+  absl::MutexLock lock(&mu_);
+  return stopping_;
+}
+
+bool CompileService::IsDeterministicFailure(const absl::Status& status) {
+  // The sandbox says "wall-clock limit" when it stopped a compile that was
+  // slow in real time; on a loaded machine a good kernel can be.
+  return absl::IsResourceExhausted(status) &&
+         !absl::StrContains(status.message(), "wall-clock");
 }
 
 std::string CompileService::Key(const std::string& source,
@@ -50,6 +71,18 @@ std::string CompileService::Key(const std::string& source,
 void CompileService::Compile(const std::string& source,
                              const std::string& filename,
                              const std::string& arch, Callback done) {
+  Compile(source, filename, arch, Caller{}, std::move(done));
+}
+
+void CompileService::Compile(const std::string& source,
+                             const std::string& filename,
+                             const std::string& arch, Caller caller,
+                             Callback done) {
+  if (caller.gone && caller.gone()) {
+    done(absl::CancelledError(
+        "the caller went away before the compile started"));
+    return;
+  }
   const std::string key = Key(source, filename, arch);
   Result hit;
   absl::Status limit_hit;
@@ -65,12 +98,17 @@ void CompileService::Compile(const std::string& source,
       hit = it->second->second;
       ++stats_.memory_hits;
     } else if (auto f = in_flight_.find(key); f != in_flight_.end()) {
-      f->second.push_back(std::move(done));
+      f->second.push_back(Waiter{std::move(done), std::move(caller.gone)});
       ++stats_.merged;
       return;
     } else {
-      in_flight_[key].push_back(std::move(done));
-      queue_.push_back(Task{key, source, filename, arch});
+      in_flight_[key].push_back(
+          Waiter{std::move(done), std::move(caller.gone)});
+      std::deque<Task>& q = queues_[caller.client];
+      if (q.empty()) turns_.push_back(caller.client);
+      q.push_back(Task{key, source, filename, arch, caller.client});
+      ++queued_;
+      work_.Signal();
       return;
     }
   }
@@ -86,39 +124,109 @@ void CompileService::Compile(const std::string& source,
   done(std::move(hit));
 }
 
+bool CompileService::PickTask(Task* task) {
+  // Each client with queued work gets one look per round: the first under
+  // its running limit, in round-robin order, gives its oldest task and goes
+  // to the back.
+  const size_t clients = turns_.size();
+  for (size_t i = 0; i < clients; ++i) {
+    std::string client = std::move(turns_.front());
+    turns_.pop_front();
+    auto q = queues_.find(client);
+    if (q == queues_.end()) continue;  // No work left: out of the ring.
+    auto r = running_.find(client);
+    if (r != running_.end() && r->second >= per_client_running_) {
+      turns_.push_back(std::move(client));
+      continue;
+    }
+    *task = std::move(q->second.front());
+    q->second.pop_front();
+    --queued_;
+    ++running_[client];
+    if (q->second.empty()) {
+      queues_.erase(q);
+    } else {
+      turns_.push_back(std::move(client));
+    }
+    return true;
+  }
+  return false;
+}
+
+void CompileService::Finished(const std::string& client) {
+  auto it = running_.find(client);
+  if (it != running_.end() && --it->second <= 0) running_.erase(it);
+  // That client may be under its limit again.
+  work_.Signal();
+}
+
+bool CompileService::DropIfAbandoned(const Task& task) {
+  while (true) {
+    std::vector<std::function<bool()>> gone;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = in_flight_.find(task.key);
+      if (it == in_flight_.end()) return false;
+      for (const Waiter& w : it->second) {
+        if (!w.gone) return false;  // Someone who never goes away.
+        gone.push_back(w.gone);
+      }
+    }
+    // Asked without the lock: a caller's check may take its own locks.
+    for (const auto& g : gone) {
+      if (!g()) return false;
+    }
+    std::vector<Waiter> waiters;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = in_flight_.find(task.key);
+      if (it == in_flight_.end()) return false;
+      if (it->second.size() != gone.size()) continue;  // Someone joined.
+      waiters = std::move(it->second);
+      in_flight_.erase(it);
+      ++stats_.dropped;
+      Finished(task.client);
+    }
+    for (Waiter& w : waiters) {
+      w.done(absl::CancelledError(
+          "the caller went away before the compile started; it was not run"));
+    }
+    return true;
+  }
+}
+
 void CompileService::WorkerLoop() {
   while (true) {
     Task task;
     {
       absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](CompileService* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
-            return s->stopping_ || !s->queue_.empty();
-          },
-          this));
+      while (!stopping_ && !PickTask(&task)) work_.Wait(&mu_);
       if (stopping_) return;
-      task = std::move(queue_.front());
-      queue_.pop_front();
     }
+    if (DropIfAbandoned(task)) continue;
     absl::StatusOr<Result> result = Produce(task);
-    std::vector<Callback> callbacks;
+    std::vector<Waiter> waiters;
     {
       absl::MutexLock lock(&mu_);
-      if (result.ok()) Remember(task.key, *result);
-      if (absl::IsResourceExhausted(result.status())) {
+      Finished(task.client);
+      if (result.ok()) {
+        Remember(task.key, *result);
+      } else if (IsDeterministicFailure(result.status())) {
         if (limit_hits_.size() >= 256) limit_hits_.clear();
         limit_hits_[task.key] = result.status();
+      } else {
+        ++stats_.not_cached;
       }
       auto it = in_flight_.find(task.key);
       if (it != in_flight_.end()) {
-        callbacks = std::move(it->second);
+        waiters = std::move(it->second);
         in_flight_.erase(it);
       }
     }
-    for (size_t i = 0; i < callbacks.size(); ++i) {
+    for (size_t i = 0; i < waiters.size(); ++i) {
       absl::StatusOr<Result> copy = result;
       if (copy.ok() && i > 0) copy->report.set_cached(true);
-      callbacks[i](std::move(copy));
+      waiters[i].done(std::move(copy));
     }
   }
 }
@@ -142,7 +250,9 @@ absl::StatusOr<CompileService::Result> CompileService::Produce(
                    std::string(stored.status().message()));
     }
   }
-  auto out = sandbox_ != nullptr
+  auto out = options_.compile_fn
+                 ? options_.compile_fn(task.source, task.filename, task.arch)
+             : sandbox_ != nullptr
                  ? sandbox_->Compile(task.source, task.filename, task.arch)
                  : compiler_->Compile(task.source, task.filename, task.arch);
   {
@@ -174,7 +284,40 @@ void CompileService::Remember(const std::string& key, const Result& result) {
 
 CompileService::Stats CompileService::stats() const {
   absl::MutexLock lock(&mu_);
-  return stats_;
+  Stats s = stats_;
+  s.queued = queued_;
+  s.running = 0;
+  for (const auto& [client, n] : running_) s.running += n;
+  return s;
+}
+
+absl::Status RegisterCompileMetrics(Metrics* metrics,
+                                    const CompileService* service) {
+  absl::Status s = metrics->AddCounterFn(
+      "kbench_compile_total",
+      "Compile requests by outcome: compiled (NVRTC ran), memory_hit, "
+      "store_hit, merged (joined one in flight), dropped (every caller gone "
+      "before it started), not_cached (a failure that says nothing about the "
+      "source).",
+      {"outcome"}, [service] {
+        const CompileService::Stats st = service->stats();
+        auto d = [](int64_t v) { return static_cast<double>(v); };
+        return std::vector<Metrics::Sample>{{{"compiled"}, d(st.compiles)},
+                                            {{"memory_hit"}, d(st.memory_hits)},
+                                            {{"store_hit"}, d(st.store_hits)},
+                                            {{"merged"}, d(st.merged)},
+                                            {{"dropped"}, d(st.dropped)},
+                                            {{"not_cached"}, d(st.not_cached)}};
+      });
+  if (!s.ok()) return s;
+  return metrics->AddGaugeFn(
+      "kbench_compile_queue", "Compiles waiting for a thread, and running.",
+      {"state"}, [service] {
+        const CompileService::Stats st = service->stats();
+        return std::vector<Metrics::Sample>{
+            {{"queued"}, static_cast<double>(st.queued)},
+            {{"running"}, static_cast<double>(st.running)}};
+      });
 }
 
 }  // namespace kbench

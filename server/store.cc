@@ -48,6 +48,44 @@ absl::Status ParseBlob(absl::string_view blob, Proto* proto,
   return absl::OkStatus();
 }
 
+// The columns a job is salvaged from when its proto does not parse, after
+// the proto itself: SELECT job, <kSalvageColumns> FROM jobs.
+constexpr char kSalvageColumns[] =
+    "id, kind, stage, session_id, problem, source_digest, created_ms, "
+    "updated_ms";
+
+// A job rebuilt from the indexed columns at `first` (kSalvageColumns), as
+// finished with a DATA_LOSS error. Text is scrubbed to UTF-8.
+v1::Job SalvageJob(const SqliteStmt& stmt, int first) {
+  v1::Job job;
+  job.set_id(ScrubUtf8(stmt.ColumnText(first)));
+  const int64_t kind = stmt.ColumnInt64(first + 1);
+  if (v1::JobKind_IsValid(static_cast<int>(kind))) {
+    job.set_kind(static_cast<v1::JobKind>(kind));
+  }
+  job.set_session_id(ScrubUtf8(stmt.ColumnText(first + 3)));
+  job.set_problem(ScrubUtf8(stmt.ColumnText(first + 4)));
+  job.set_source_digest(ScrubUtf8(stmt.ColumnText(first + 5)));
+  job.set_created_unix_ms(stmt.ColumnInt64(first + 6));
+  job.set_updated_unix_ms(stmt.ColumnInt64(first + 7));
+  job.set_finished_unix_ms(job.updated_unix_ms());
+  job.set_stage(v1::STAGE_DONE);
+  job.set_stage_detail("error");
+  v1::JobResult* result = job.mutable_result();
+  result->set_verdict(v1::VERDICT_ERROR);
+  const std::string message =
+      "the stored job could not be read (its row is corrupt or was written "
+      "by an incompatible kbd); resubmit the kernel";
+  result->mutable_error()->set_code(
+      static_cast<int32_t>(absl::StatusCode::kDataLoss));
+  result->mutable_error()->set_message(message);
+  result->set_message(message);
+  return job;
+}
+
+// How many unreadable row ids are remembered, so that each is logged once.
+constexpr size_t kMaxLoggedUnreadable = 4096;
+
 std::string EncodePageToken(int64_t created_ms, const std::string& id) {
   return absl::WebSafeBase64Escape(absl::StrCat(created_ms, ":", id));
 }
@@ -73,20 +111,57 @@ absl::Status DecodePageToken(const std::string& token, int64_t* created_ms,
   return absl::OkStatus();
 }
 
-// Reads the jobs a `SELECT job ...` statement yields.
-absl::StatusOr<std::vector<v1::Job>> ReadJobs(SqliteStmt& stmt) {
-  std::vector<v1::Job> jobs;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (!row) break;
-    v1::Job job;
-    RETURN_IF_ERROR(ParseBlob(stmt.ColumnBlob(0), &job, "job"));
-    jobs.push_back(std::move(job));
+}  // namespace
+
+bool Store::ParseRow(absl::string_view table, absl::string_view id,
+                     absl::string_view blob,
+                     google::protobuf::MessageLite* proto) {
+  if (logged_unreadable_.count(absl::StrCat(table, "/", id))) {
+    ++stats_.unreadable_rows;
+    return false;
   }
-  return jobs;
+  if (proto->ParseFromArray(blob.data(), static_cast<int>(blob.size()))) {
+    return true;
+  }
+  NoteUnreadable(table, id,
+                 absl::StrCat(blob.size(), " bytes do not parse as ",
+                              proto->GetTypeName()));
+  return false;
 }
 
-}  // namespace
+void Store::NoteUnreadable(absl::string_view table, absl::string_view id,
+                           absl::string_view why) {
+  ++stats_.unreadable_rows;
+  const std::string key = absl::StrCat(table, "/", id);
+  if (logged_unreadable_.count(key)) return;
+  if (logged_unreadable_.size() >= kMaxLoggedUnreadable) {
+    logged_unreadable_.clear();
+  }
+  logged_unreadable_.insert(key);
+  // The id is escaped: it may hold any bytes, newlines included.
+  spdlog::error("store: unreadable {} row '{}': {}", std::string(table),
+                absl::CHexEscape(id), std::string(why));
+}
+
+absl::Status Store::CheckWritableProto(const google::protobuf::Message& message,
+                                       absl::string_view what) {
+  std::string bad = FindNonUtf8Field(message);
+  if (bad.empty()) return absl::OkStatus();
+  ++stats_.refused_writes;
+  return absl::InvalidArgumentError(absl::StrCat(
+      what, ": field ", bad,
+      " is not valid UTF-8, so the stored row could not be read back; the "
+      "value must be UTF-8 text (ids: letters, digits and ._:-)"));
+}
+
+absl::Status Store::CheckText(absl::string_view text, absl::string_view what) {
+  if (IsValidUtf8(text)) return absl::OkStatus();
+  ++stats_.refused_writes;
+  return absl::InvalidArgumentError(absl::StrCat(
+      what,
+      " is not valid UTF-8, so it could not be read back; send UTF-8 "
+      "text"));
+}
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const Options& options) {
   if (options.path.empty()) {
@@ -108,15 +183,21 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const Options& options) {
   }
   sqlite3_extended_result_codes(db, 1);
   sqlite3_busy_timeout(db, options.busy_timeout_ms);
-  std::unique_ptr<Store> store(new Store(db));
+  std::unique_ptr<Store> store(new Store(db, options));
   absl::MutexLock lock(&store->mu_);
 
   // journal_mode answers with the mode in effect: "memory" for ":memory:",
   // "wal" for a file unless the file system cannot share memory.
   {
-    ASSIGN_OR_RETURN(SqliteStmt stmt,
-                     SqliteStmt::Prepare(store->db_, "PRAGMA journal_mode=WAL",
-                                         "set journal_mode=WAL"));
+    // The first statement that touches the file: say which, and why it
+    // may fail (WAL needs to create DB-wal and DB-shm beside it).
+    const std::string purpose = absl::StrCat(
+        "set journal_mode=WAL on '", options.path,
+        "' (its directory must be writable, on a disk that is mounted "
+        "read-write and not full)");
+    ASSIGN_OR_RETURN(
+        SqliteStmt stmt,
+        SqliteStmt::Prepare(store->db_, "PRAGMA journal_mode=WAL", purpose));
     ASSIGN_OR_RETURN(bool row, stmt.Step());
     std::string mode = row ? stmt.ColumnText(0) : "";
     if (mode != "wal" && options.path != ":memory:") {
@@ -131,8 +212,17 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const Options& options) {
 }
 
 Store::~Store() {
+  {
+    absl::MutexLock lock(&health_write_mu_);
+    if (health_db_ != nullptr) sqlite3_close_v2(health_db_);
+  }
   absl::MutexLock lock(&mu_);
   sqlite3_close_v2(db_);
+}
+
+Store::Stats Store::stats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
 }
 
 absl::Status Store::Exec(const char* sql) { return SqliteExec(db_, sql, sql); }
@@ -149,6 +239,8 @@ absl::Status Store::InsertJob(const v1::Job& job,
   v1::KernelRequest stored_request = request;
   stored_request.clear_source();
   absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(CheckWritableProto(job, "InsertJob"));
+  RETURN_IF_ERROR(CheckWritableProto(stored_request, "InsertJob (request)"));
   ASSIGN_OR_RETURN(
       SqliteStmt stmt,
       SqliteStmt::Prepare(
@@ -169,6 +261,8 @@ absl::Status Store::InsertJob(const v1::Job& job,
 
 absl::Status Store::UpdateJob(const v1::Job& job) {
   absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(CheckWritableProto(job, "UpdateJob"));
+  logged_unreadable_.erase(absl::StrCat("jobs/", job.id()));
   ASSIGN_OR_RETURN(
       SqliteStmt stmt,
       SqliteStmt::Prepare(
@@ -187,15 +281,19 @@ absl::Status Store::UpdateJob(const v1::Job& job) {
 
 absl::StatusOr<v1::Job> Store::GetJob(const std::string& id) {
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(SqliteStmt stmt,
-                   SqliteStmt::Prepare(
-                       db_, "SELECT job FROM jobs WHERE id = ?1", "get job"));
+  ASSIGN_OR_RETURN(
+      SqliteStmt stmt,
+      SqliteStmt::Prepare(db_,
+                          absl::StrCat("SELECT job, ", kSalvageColumns,
+                                       " FROM jobs WHERE id = ?1"),
+                          "get job"));
   stmt.BindText(1, id);
   ASSIGN_OR_RETURN(bool row, stmt.Step());
   if (!row) return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
   v1::Job job;
-  RETURN_IF_ERROR(
-      ParseBlob(stmt.ColumnBlob(0), &job, absl::StrCat("job '", id, "'")));
+  if (!ParseRow("jobs", id, stmt.ColumnBlob(0), &job)) {
+    return SalvageJob(stmt, 1);
+  }
   return job;
 }
 
@@ -243,31 +341,72 @@ absl::StatusOr<Store::JobPage> Store::ListJobs(const JobQuery& query) {
   JobPage page;
   int64_t last_created_ms = 0;
   std::string last_id;
+  int rows = 0;  // Rows of this page read, unreadable ones included.
   while (true) {
     ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) break;
-    if (static_cast<int>(page.jobs.size()) == page_size) {
+    if (rows == page_size) {
       page.next_page_token = EncodePageToken(last_created_ms, last_id);
       break;
     }
-    v1::Job job;
-    RETURN_IF_ERROR(ParseBlob(stmt.ColumnBlob(0), &job, "job"));
-    page.jobs.push_back(std::move(job));
+    ++rows;
     last_created_ms = stmt.ColumnInt64(1);
     last_id = stmt.ColumnText(2);
+    v1::Job job;
+    if (!ParseRow("jobs", last_id, stmt.ColumnBlob(0), &job)) continue;
+    page.jobs.push_back(std::move(job));
   }
   return page;
 }
 
 absl::StatusOr<std::vector<v1::Job>> Store::ListUnfinishedJobs() {
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(SqliteStmt stmt,
-                   SqliteStmt::Prepare(db_,
-                                       "SELECT job FROM jobs WHERE stage != ?1 "
-                                       "ORDER BY created_ms ASC, id ASC",
-                                       "list unfinished jobs"));
-  stmt.BindInt64(1, v1::STAGE_DONE);
-  return ReadJobs(stmt);
+  std::vector<v1::Job> jobs;
+  // Rows that do not parse, with the raw id that finds each again.
+  std::vector<std::pair<std::string, v1::Job>> unreadable;
+  {
+    ASSIGN_OR_RETURN(
+        SqliteStmt stmt,
+        SqliteStmt::Prepare(db_,
+                            absl::StrCat("SELECT job, ", kSalvageColumns,
+                                         " FROM jobs WHERE stage != ?1 "
+                                         "ORDER BY created_ms ASC, id ASC"),
+                            "list unfinished jobs"));
+    stmt.BindInt64(1, v1::STAGE_DONE);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, stmt.Step());
+      if (!row) break;
+      v1::Job job;
+      std::string id = stmt.ColumnText(1);
+      if (ParseRow("jobs", id, stmt.ColumnBlob(0), &job)) {
+        jobs.push_back(std::move(job));
+        continue;
+      }
+      unreadable.emplace_back(std::move(id), SalvageJob(stmt, 1));
+    }
+  }
+  // Rewritten as failed, so that they are neither re-run nor stuck. The
+  // row keeps its raw id (the key callers know), the proto a scrubbed one.
+  for (const auto& [raw_id, salvaged] : unreadable) {
+    ASSIGN_OR_RETURN(
+        SqliteStmt update,
+        SqliteStmt::Prepare(
+            db_,
+            "UPDATE jobs SET kind = ?2, stage = ?3, verdict = ?4, "
+            "session_id = ?5, problem = ?6, source_digest = ?7, "
+            "created_ms = ?8, updated_ms = ?9, job = ?10 WHERE id = ?1",
+            "mark an unreadable job failed"));
+    BindJobColumns(salvaged, &update);
+    update.BindText(1, raw_id);
+    RETURN_IF_ERROR(update.Run());
+    ++stats_.repaired_jobs;
+    logged_unreadable_.erase(absl::StrCat("jobs/", raw_id));
+    spdlog::warn(
+        "store: unfinished job '{}' could not be read; marked failed "
+        "(DATA_LOSS)",
+        absl::CHexEscape(raw_id));
+  }
+  return jobs;
 }
 
 // ---- Sources.
@@ -278,6 +417,8 @@ absl::Status Store::PutSource(const std::string& digest,
     return absl::InvalidArgumentError("PutSource: empty digest");
   }
   absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(CheckText(digest, "PutSource: the digest"));
+  RETURN_IF_ERROR(CheckText(text, "PutSource: the source"));
   ASSIGN_OR_RETURN(
       SqliteStmt stmt,
       SqliteStmt::Prepare(db_,
@@ -312,6 +453,8 @@ absl::Status Store::PutCompiled(const std::string& key,
     return absl::InvalidArgumentError("PutCompiled: empty cache key");
   }
   absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(CheckWritableProto(report, "PutCompiled"));
+  logged_unreadable_.erase(absl::StrCat("compile_cache/", key));
   ASSIGN_OR_RETURN(
       SqliteStmt stmt,
       SqliteStmt::Prepare(db_,
@@ -339,8 +482,10 @@ absl::StatusOr<std::optional<Store::CompiledEntry>> Store::GetCompiled(
     stmt.BindText(1, key);
     ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) return std::optional<CompiledEntry>();
-    RETURN_IF_ERROR(ParseBlob(stmt.ColumnBlob(0), &entry.report,
-                              absl::StrCat("compile report '", key, "'")));
+    if (!ParseRow("compile_cache", key, stmt.ColumnBlob(0), &entry.report)) {
+      // A miss: the compile runs again and PutCompiled replaces the row.
+      return std::optional<CompiledEntry>();
+    }
     entry.cubin = std::string(stmt.ColumnBlob(1));
   }
   ASSIGN_OR_RETURN(

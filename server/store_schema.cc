@@ -62,6 +62,20 @@ CREATE TABLE turns(
   PRIMARY KEY(session_id, seq));
 )sql";
 
+// Version 2: indexes that retention (server/retention.cc) deletes by —
+// oldest turns first, and sources that no job or turn references — and the
+// one-row table Store::CheckWritable writes to.
+constexpr char kSchemaV2[] = R"sql(
+CREATE INDEX jobs_by_source ON jobs(source_digest);
+CREATE INDEX turns_by_created ON turns(created_ms);
+CREATE INDEX turns_by_source ON turns(source_digest);
+CREATE INDEX sources_by_created ON sources(created_ms);
+CREATE TABLE health(
+  id INTEGER PRIMARY KEY NOT NULL CHECK(id = 1),
+  checked_ms INTEGER NOT NULL,
+  writes INTEGER NOT NULL DEFAULT 0);
+)sql";
+
 absl::StatusOr<int64_t> ReadUserVersion(sqlite3* db) {
   ASSIGN_OR_RETURN(
       SqliteStmt stmt,
@@ -85,6 +99,9 @@ absl::Status MigrateStoreSchema(sqlite3* db) {
   }
   if (version < 1) {
     RETURN_IF_ERROR(SqliteExec(db, kSchemaV1, "create schema version 1"));
+  }
+  if (version < 2) {
+    RETURN_IF_ERROR(SqliteExec(db, kSchemaV2, "migrate schema to version 2"));
   }
   // Later versions add their `if (version < N)` steps here.
   if (version == kStoreSchemaVersion) return absl::OkStatus();

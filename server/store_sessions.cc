@@ -52,6 +52,17 @@ v1::Session ReadSession(const SqliteStmt& stmt) {
   return session;
 }
 
+// Whether every text column of a session or turn is UTF-8: a proto3
+// string that is not would make the whole response unparsable for the
+// client (ListSessions, the dashboard's polls).
+bool Readable(const v1::Session& s) {
+  return IsValidUtf8(s.id()) && IsValidUtf8(s.problem()) &&
+         IsValidUtf8(s.status());
+}
+bool Readable(const v1::Turn& t) { return FindNonUtf8Field(t).empty(); }
+
+constexpr char kNotUtf8[] = "a text column is not UTF-8";
+
 }  // namespace
 
 absl::Status Store::TouchSession(const std::string& id,
@@ -61,6 +72,8 @@ absl::Status Store::TouchSession(const std::string& id,
     return absl::InvalidArgumentError("TouchSession: empty session id");
   }
   absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(CheckText(id, "TouchSession: the session id"));
+  RETURN_IF_ERROR(CheckText(problem, "TouchSession: the problem"));
   return UpsertSession(db_, id, problem, now_unix_ms);
 }
 
@@ -71,16 +84,22 @@ absl::StatusOr<v1::Turn> Store::AppendTurn(const v1::Turn& turn) {
   v1::Turn stored = turn;
   if (stored.created_unix_ms() == 0) stored.set_created_unix_ms(NowMs());
   absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(CheckWritableProto(stored, "AppendTurn"));
   SqliteTransaction txn(db_);
   RETURN_IF_ERROR(txn.Begin("append turn"));
   RETURN_IF_ERROR(
       UpsertSession(db_, stored.session_id(), "", stored.created_unix_ms()));
   {
-    ASSIGN_OR_RETURN(SqliteStmt stmt,
-                     SqliteStmt::Prepare(db_,
-                                         "SELECT COALESCE(MAX(seq), 0) + 1 "
-                                         "FROM turns WHERE session_id = ?1",
-                                         "next turn seq"));
+    // After the session's count as well as its highest turn: retention
+    // may have pruned every turn, and seq numbers are never reused.
+    ASSIGN_OR_RETURN(
+        SqliteStmt stmt,
+        SqliteStmt::Prepare(
+            db_,
+            "SELECT MAX(COALESCE((SELECT MAX(seq) FROM turns WHERE "
+            "session_id = ?1), 0), COALESCE((SELECT turns FROM sessions "
+            "WHERE id = ?1), 0)) + 1",
+            "next turn seq"));
     stmt.BindText(1, stored.session_id());
     ASSIGN_OR_RETURN(bool row, stmt.Step());
     stored.set_seq(row ? static_cast<int32_t>(stmt.ColumnInt64(0)) : 1);
@@ -147,7 +166,14 @@ absl::StatusOr<v1::Session> Store::GetSession(const std::string& id) {
   stmt.BindText(1, id);
   ASSIGN_OR_RETURN(bool row, stmt.Step());
   if (!row) return absl::NotFoundError(absl::StrCat("no session '", id, "'"));
-  return ReadSession(stmt);
+  v1::Session session = ReadSession(stmt);
+  if (!Readable(session)) {
+    NoteUnreadable("sessions", id, kNotUtf8);
+    session.set_id(ScrubUtf8(session.id()));
+    session.set_problem(ScrubUtf8(session.problem()));
+    session.set_status(ScrubUtf8(session.status()));
+  }
+  return session;
 }
 
 absl::StatusOr<std::vector<v1::Session>> Store::ListSessions(int limit) {
@@ -168,7 +194,12 @@ absl::StatusOr<std::vector<v1::Session>> Store::ListSessions(int limit) {
   while (true) {
     ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) break;
-    sessions.push_back(ReadSession(stmt));
+    v1::Session session = ReadSession(stmt);
+    if (!Readable(session)) {
+      NoteUnreadable("sessions", session.id(), kNotUtf8);
+      continue;
+    }
+    sessions.push_back(std::move(session));
   }
   return sessions;
 }
@@ -199,6 +230,11 @@ absl::StatusOr<std::vector<v1::Turn>> Store::ListTurns(
     turn.set_verdict(static_cast<v1::Verdict>(stmt.ColumnInt64(6)));
     turn.set_created_unix_ms(stmt.ColumnInt64(7));
     turn.set_message(stmt.ColumnText(8));
+    if (!Readable(turn)) {
+      NoteUnreadable("turns", absl::StrCat(session_id, "#", turn.seq()),
+                     kNotUtf8);
+      continue;
+    }
     turns.push_back(std::move(turn));
   }
   return turns;

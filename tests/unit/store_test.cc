@@ -468,11 +468,11 @@ TEST_F(StoreTest, ReopeningTheFileKeepsData) {
   EXPECT_EQ(store->AppendTurn(turn)->seq(), 2);
 }
 
-TEST_F(StoreTest, FileDatabaseUsesWalAndSchemaVersion1) {
+TEST_F(StoreTest, FileDatabaseUsesWalAndSchemaVersion2) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(RawQuery("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(RawQuery("PRAGMA user_version"), "1");
+  EXPECT_EQ(RawQuery("PRAGMA user_version"), "2");
 }
 
 TEST_F(StoreTest, NewerSchemaIsRefused) {
