@@ -1,11 +1,15 @@
 #include "client/mcp_server.h"
 
 #include <exception>
+#include <limits>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/report_text.h"
+#include "common/untrusted_input.h"
 #include "spdlog/spdlog.h"
 
 namespace kbench {
@@ -41,8 +45,14 @@ std::string ToolNames() {
 }
 
 // The line as it is logged: its start only.
+// The line as it is logged: its start only, with control characters shown
+// as '?' so a message cannot forge log lines.
 std::string Excerpt(const std::string& line) {
-  return line.size() <= 200 ? line : line.substr(0, 200) + "...";
+  std::string out = line.substr(0, 200);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return line.size() <= 200 ? out : out + "...";
 }
 
 }  // namespace
@@ -66,22 +76,48 @@ json McpServer::ParseErrorReply(const std::string& detail) {
 }
 
 int McpServer::Serve(std::istream& in, std::ostream& out) {
+  // One message per line, read with a bound: a line longer than the limit
+  // is skipped to its end and answered with an error, never buffered whole.
+  const JsonLimits limits;
   std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    std::optional<json> reply;
-    json message;
-    bool parsed = true;
-    try {
-      message = json::parse(line);
-    } catch (const json::exception& e) {
-      parsed = false;
-      spdlog::warn("kbctl mcp: unparsable message: {}", Excerpt(line));
-      reply = ParseErrorReply(e.what());
+  std::vector<char> buf(limits.max_bytes + 2);
+  while (true) {
+    in.getline(buf.data(), static_cast<std::streamsize>(buf.size()));
+    bool too_long = false;
+    if (in.fail() && !in.eof() &&
+        in.gcount() == static_cast<std::streamsize>(buf.size()) - 1) {
+      too_long = true;  // Filled the buffer without reaching the newline.
+      in.clear();
+      in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+    } else if (in.fail() && in.gcount() == 0) {
+      break;  // End of input.
     }
-    if (parsed) reply = Handle(message);
-    if (!reply.has_value()) continue;
+    line.assign(buf.data());
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::optional<json> reply;
+    if (too_long) {
+      spdlog::warn("kbctl mcp: a message over {} bytes was skipped",
+                   limits.max_bytes);
+      reply = ErrorReply(nullptr, kJsonRpcInvalidRequest,
+                         absl::StrCat("the message is over ", limits.max_bytes,
+                                      " bytes; kernel sources are at most "
+                                      "256 KiB"));
+    } else if (line.find_first_not_of(" \t") == std::string::npos) {
+      if (in.eof()) break;
+      continue;
+    } else {
+      absl::StatusOr<json> message = ParseUntrustedJson(line, limits);
+      if (!message.ok()) {
+        spdlog::warn("kbctl mcp: unparsable message: {}", Excerpt(line));
+        reply = ParseErrorReply(std::string(message.status().message()));
+      } else {
+        reply = Handle(*message);
+      }
+    }
+    if (!reply.has_value()) {
+      if (in.eof()) break;
+      continue;
+    }
     // Invalid UTF-8 (from a kernel's source, say) is replaced, never thrown.
     out << reply->dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
     out.flush();
@@ -89,6 +125,7 @@ int McpServer::Serve(std::istream& in, std::ostream& out) {
       spdlog::error("kbctl mcp: cannot write to the output; exiting");
       return 2;
     }
+    if (in.eof()) break;
   }
   spdlog::info("kbctl mcp: end of input; exiting");
   return 0;

@@ -1,5 +1,7 @@
 #include "common/agent_tools.h"
 
+#include <cstdint>
+
 #include "absl/strings/str_cat.h"
 #include "common/agent_report.h"
 #include "common/grpc_status.h"
@@ -221,6 +223,22 @@ absl::Status CheckArgs(const AgentToolDef& def, const json& args) {
                        type == "string"    ? " string"
                        : type == "boolean" ? " boolean"
                                            : "n integer"));
+    }
+    // Integers go to int32 fields: a larger value must not wrap around
+    // (4294967297 trials would become 1), and the schema's bounds hold.
+    if (type == "integer") {
+      const int64_t lo = prop.value("minimum", int64_t{INT32_MIN});
+      const int64_t hi = prop.value("maximum", int64_t{INT32_MAX});
+      const bool in_range =
+          it.value().is_number_unsigned()
+              ? it.value().get<uint64_t>() <= static_cast<uint64_t>(hi)
+              : it.value().get<int64_t>() >= lo &&
+                    it.value().get<int64_t>() <= hi;
+      if (!in_range) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(def.name, ": argument '", it.key(), "' is ",
+                         it.value().dump(), "; allowed: ", lo, " to ", hi));
+      }
     }
     if (prop.contains("enum")) {
       bool known = false;

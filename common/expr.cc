@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdint>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -25,6 +26,13 @@ struct Expr::Node {
 };
 
 namespace {
+
+// An expression as quoted in a message: its first 120 characters, so a
+// 256 KiB expression does not make a 256 KiB error.
+std::string Excerpt(absl::string_view text) {
+  if (text.size() <= 120) return std::string(text);
+  return absl::StrCat(text.substr(0, 120), "... (", text.size(), " chars)");
+}
 
 using Node = Expr::Node;
 using NodePtr = std::shared_ptr<const Node>;
@@ -83,8 +91,8 @@ class Parser {
   // "<what> at column C in '<text>'<hint>".
   absl::Status Error(absl::string_view what,
                      absl::string_view hint = "") const {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " at column ", Column(), " in '", text_, "'", hint));
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " at column ", Column(), " in '", Excerpt(text_), "'", hint));
   }
 
   absl::Status CheckDepth(int depth) const {
@@ -114,6 +122,9 @@ class Parser {
           ops.find(text_[pos_]) == absl::string_view::npos) {
         return lhs;
       }
+      // Each operator of a chain (1+1+...+1) nests the tree one level, and
+      // Eval, Names and the destructor recurse once per level.
+      RETURN_IF_ERROR(CheckDepth(++depth));
       auto node = std::make_shared<Node>();
       node->kind = Node::Kind::kBinary;
       node->op = text_[pos_];
@@ -278,7 +289,7 @@ class Evaluator {
   absl::Status Error(const Node& node, absl::string_view what,
                      absl::string_view hint = "") const {
     return absl::InvalidArgumentError(absl::StrCat(
-        what, " at column ", node.column, " in '", text_, "'", hint));
+        what, " at column ", node.column, " in '", Excerpt(text_), "'", hint));
   }
 
   absl::StatusOr<int64_t> EvalBinary(const Node& node) const {

@@ -10,6 +10,7 @@
 #include "common/problem_util.h"
 #include "common/status_macros.h"
 #include "common/text_diff.h"
+#include "common/untrusted_input.h"
 #include "spdlog/spdlog.h"
 
 namespace kbench {
@@ -40,6 +41,8 @@ void AgentService::RecordTurn(const std::string& session_id,
 
 absl::StatusOr<v1::GetProblemResponse> AgentService::GetProblem(
     const std::string& name, const std::string& session_id) {
+  RETURN_IF_ERROR(ValidateSessionId(session_id));
+  RETURN_IF_ERROR(ValidateSessionId(name, "problem"));
   const absl::Time t0 = absl::Now();
   const std::string wanted = name.empty() ? options_.default_problem : name;
   absl::StatusOr<const v1::Problem*> problem = problems_->Find(wanted);
@@ -59,6 +62,8 @@ absl::StatusOr<v1::GetProblemResponse> AgentService::GetProblem(
 
 absl::StatusOr<v1::Session> AgentService::CreateSession(
     const std::string& problem, const std::string& id) {
+  RETURN_IF_ERROR(ValidateSessionId(id));
+  RETURN_IF_ERROR(ValidateSessionId(problem, "problem"));
   if (!problem.empty()) RETURN_IF_ERROR(problems_->Find(problem).status());
   std::string sid = id;
   if (sid.empty()) {
@@ -75,6 +80,7 @@ absl::StatusOr<v1::Session> AgentService::CreateSession(
 
 absl::StatusOr<v1::GetSessionResponse> AgentService::GetSession(
     const std::string& id) {
+  RETURN_IF_ERROR(ValidateSessionId(id));
   v1::GetSessionResponse out;
   ASSIGN_OR_RETURN(*out.mutable_session(), store_->GetSession(id));
   ASSIGN_OR_RETURN(std::vector<v1::Turn> turns, store_->ListTurns(id));
@@ -145,6 +151,7 @@ double AgentService::PassedSpeedup(const v1::Turn& turn) {
 
 absl::StatusOr<AgentService::SessionDetail> AgentService::GetSessionDetail(
     const std::string& id) {
+  RETURN_IF_ERROR(ValidateSessionId(id));
   SessionDetail out;
   ASSIGN_OR_RETURN(out.session, store_->GetSession(id));
   if (!out.session.problem().empty()) {
@@ -171,6 +178,7 @@ absl::StatusOr<AgentService::SessionDetail> AgentService::GetSessionDetail(
 }
 
 absl::StatusOr<v1::Session> AgentService::CloseSession(const std::string& id) {
+  RETURN_IF_ERROR(ValidateSessionId(id));
   RETURN_IF_ERROR(store_->SetSessionStatus(id, "closed"));
   return store_->GetSession(id);
 }
@@ -207,6 +215,7 @@ absl::StatusOr<v1::RunSummary> AgentService::Summarize(const v1::Turn& turn) {
 
 absl::StatusOr<v1::CompareRunsResponse> AgentService::CompareRuns(
     const std::string& session_id, int turn_a, int turn_b, bool record_turn) {
+  RETURN_IF_ERROR(ValidateSessionId(session_id));
   const absl::Time t0 = absl::Now();
   ASSIGN_OR_RETURN(v1::Session session, store_->GetSession(session_id));
   ASSIGN_OR_RETURN(std::vector<v1::Turn> turns, store_->ListTurns(session_id));

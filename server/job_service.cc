@@ -17,6 +17,7 @@
 #include "common/profile_analysis.h"
 #include "common/report_text.h"
 #include "common/status_macros.h"
+#include "common/untrusted_input.h"
 #include "server/job_service_internal.h"
 #include "server/kbd_metrics.h"
 #include "spdlog/spdlog.h"
@@ -123,8 +124,19 @@ void JobService::StartCompile(const std::string& job_id,
     j->set_stage_detail(absl::StrCat("NVRTC for ", prepared.arch));
   });
   auto shared = std::make_shared<Prepared>(prepared);
+  // Fairness key: the session. The job is gone once it is DONE (cancelled,
+  // or its caller's deadline passed): its compile is then never started.
+  CompileService::Caller caller;
+  if (!prepared.request.session_id().empty()) {
+    caller.client = absl::StrCat("session:", prepared.request.session_id());
+  }
+  caller.gone = [this, job_id] {
+    absl::StatusOr<v1::Job> j = jobs_->Get(job_id);
+    return !j.ok() || j->stage() == v1::STAGE_DONE;
+  };
   compiler_->Compile(
       prepared.request.source(), prepared.request.filename(), prepared.arch,
+      std::move(caller),
       [this, job_id, shared](absl::StatusOr<CompileService::Result> result) {
         OnCompiled(job_id, *shared, std::move(result));
       });
@@ -132,9 +144,10 @@ void JobService::StartCompile(const std::string& job_id,
 
 void JobService::OnCompiled(const std::string& job_id, const Prepared& p,
                             absl::StatusOr<CompileService::Result> compiled) {
-  if (absl::IsUnavailable(compiled.status())) {
+  if (absl::IsUnavailable(compiled.status()) && compiler_->shutting_down()) {
     // kbd is stopping: the job stays unfinished in the store and is re-run
-    // by Recover() at the next start.
+    // by Recover() at the next start. (Otherwise UNAVAILABLE is a compile
+    // child killed from outside: an error the caller may retry.)
     return;
   }
   if (!compiled.ok()) {
@@ -143,9 +156,11 @@ void JobService::OnCompiled(const std::string& job_id, const Prepared& p,
     // the kernel; anything else is the service's error.
     const bool rejected = absl::IsInvalidArgument(compiled.status()) ||
                           absl::IsResourceExhausted(compiled.status());
-    Finish(job_id,
-           ErrorResult(rejected ? v1::VERDICT_REJECTED : v1::VERDICT_ERROR,
-                       compiled.status()));
+    Finish(job_id, ErrorResult(rejected ? v1::VERDICT_REJECTED
+                               : absl::IsCancelled(compiled.status())
+                                   ? v1::VERDICT_CANCELLED
+                                   : v1::VERDICT_ERROR,
+                               compiled.status()));
     return;
   }
   v1::CompileReport report = compiled->report;
@@ -172,7 +187,7 @@ void JobService::OnCompiled(const std::string& job_id, const Prepared& p,
     return;
   }
   const v1::GpuSpec spec =
-      workers_->AnySpec(absl::Now()).value_or(DefaultGpuSpec());
+      workers_->StrictestSpec(p.arch, absl::Now()).value_or(DefaultGpuSpec());
   for (const v1::ShapeSet& set : p.check_sets) {
     for (const v1::Shape& shape : set.shapes()) {
       absl::Status s = [&]() -> absl::Status {
@@ -339,15 +354,19 @@ absl::Status JobService::ToolStatus(const v1::Job& job) {
 }
 
 absl::StatusOr<v1::Job> JobService::GetJob(const std::string& id) {
+  RETURN_IF_ERROR(ValidateJobId(id));
   return jobs_->Get(id);
 }
 
 absl::StatusOr<std::string> JobService::GetSource(const std::string& digest) {
+  RETURN_IF_ERROR(ValidateJobId(digest, "digest"));
   return store_->GetSource(digest);
 }
 
 absl::StatusOr<v1::ListJobsResponse> JobService::ListJobs(
     const v1::ListJobsRequest& r) {
+  RETURN_IF_ERROR(ValidateSessionId(r.session_id()));
+  RETURN_IF_ERROR(ValidateText(r.page_token(), 256, "page_token"));
   Store::JobQuery q;
   q.page_size = r.page_size();
   q.page_token = r.page_token();
@@ -372,6 +391,7 @@ absl::StatusOr<v1::ListJobsResponse> JobService::ListJobs(
 }
 
 absl::StatusOr<v1::Job> JobService::Cancel(const std::string& id) {
+  RETURN_IF_ERROR(ValidateJobId(id));
   ASSIGN_OR_RETURN(v1::Job job, jobs_->Get(id));
   if (job.stage() == v1::STAGE_DONE) return job;
   if (scheduler_ != nullptr) scheduler_->Cancel(id);
@@ -382,6 +402,7 @@ absl::StatusOr<v1::Job> JobService::Cancel(const std::string& id) {
 
 absl::StatusOr<int64_t> JobService::Watch(const std::string& id,
                                           JobTable::Watcher watcher) {
+  RETURN_IF_ERROR(ValidateJobId(id));
   return jobs_->Watch(id, std::move(watcher));
 }
 
@@ -391,6 +412,7 @@ void JobService::Unwatch(const std::string& id, int64_t token) {
 
 absl::StatusOr<v1::GetGpuSpecsResponse> JobService::GetGpuSpecs(
     const std::string& session_id) {
+  RETURN_IF_ERROR(ValidateSessionId(session_id));
   const absl::Time t0 = absl::Now();
   v1::GetGpuSpecsResponse out;
   for (v1::WorkerGpu& g : workers_->Live(t0)) *out.add_gpus() = std::move(g);

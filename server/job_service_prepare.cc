@@ -16,6 +16,7 @@
 #include "common/launch_plan.h"
 #include "common/problem_util.h"
 #include "common/status_macros.h"
+#include "common/untrusted_input.h"
 #include "server/job_service.h"
 #include "server/job_service_internal.h"
 
@@ -51,9 +52,12 @@ std::vector<std::string> HiddenNames(const v1::Problem& problem) {
 }
 
 std::string JobService::TargetArch(const v1::KernelRequest& request) const {
-  if (!request.arch().empty()) return request.arch();
-  if (auto spec = workers_->AnySpec(absl::Now())) return spec->arch();
-  return options_.default_arch;
+  // A compile's arch: the request's, else a connected GPU's, else the
+  // default (Prepare checks GPU jobs' archs against the workers).
+  return workers_
+      ->ChooseArch(request.arch(), /*needs_gpu=*/false, options_.default_arch,
+                   absl::Now())
+      .value_or(options_.default_arch);
 }
 
 absl::StatusOr<JobService::Prepared> JobService::Prepare(
@@ -65,6 +69,12 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
     return absl::InvalidArgumentError(
         "kind must be COMPILE, CORRECTNESS, PROFILE or SUBMIT");
   }
+  // Everything below may reach the store, log lines and NVRTC.
+  RETURN_IF_ERROR(ValidateSessionId(request.session_id()));
+  RETURN_IF_ERROR(ValidateFileName(request.filename()));
+  RETURN_IF_ERROR(ValidateSessionId(request.problem(), "problem"));
+  RETURN_IF_ERROR(ValidateSessionId(request.shape_set(), "shape_set"));
+  RETURN_IF_ERROR(ValidateUtf8(request.source(), "source"));
   const std::string& source = request.source();
   if (source.empty()) {
     return absl::InvalidArgumentError(
@@ -107,7 +117,10 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
     p.request.set_profile_preset(ProfilePresetName(preset));
   }
   p.trials = request.trials() > 0 ? request.trials() : p.problem->trials();
-  p.arch = TargetArch(p.request);
+  // GPU jobs run only on a worker of the arch they were compiled for.
+  ASSIGN_OR_RETURN(p.arch, workers_->ChooseArch(
+                               p.request.arch(), kind != v1::JOB_KIND_COMPILE,
+                               options_.default_arch, absl::Now()));
 
   // The shape sets this job touches.
   const v1::ShapeSet* chosen = nullptr;
@@ -143,8 +156,10 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
 
   // Launch expressions and device limits (grid, block; shared memory needs
   // the compiled kernel and is checked again after compiling).
+  // The strictest connected GPU of the job's arch, never one picked at
+  // random (a worker reporting tiny limits must not fail other kernels).
   const v1::GpuSpec spec =
-      workers_->AnySpec(absl::Now()).value_or(DefaultGpuSpec());
+      workers_->StrictestSpec(p.arch, absl::Now()).value_or(DefaultGpuSpec());
   int budget = p.problem->time_budget_ms();
   for (const v1::ShapeSet& set : p.check_sets) {
     if (set.time_budget_ms() > 0)

@@ -11,12 +11,16 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
+#include <thread>
 
 #include "CLI/CLI.hpp"
+#include "absl/synchronization/mutex.h"
 #include "common/logging.h"
 #include "common/nvrtc_compiler.h"
 #include "common/paths.h"
+#include "common/status_macros.h"
 #include "server/agent_service.h"
 #include "server/compile_sandbox.h"
 #include "server/compile_service.h"
@@ -30,9 +34,11 @@
 #include "server/local_workers.h"
 #include "server/metrics.h"
 #include "server/problem_registry.h"
+#include "server/retention.h"
 #include "server/scheduler.h"
 #include "server/store.h"
 #include "server/web_assets.h"
+#include "server/worker_auth.h"
 #include "server/worker_grpc_service.h"
 #include "server/worker_registry.h"
 #include "spdlog/spdlog.h"
@@ -46,6 +52,7 @@ struct Flags {
   std::string local_worker = "off";
   int compile_threads = 0;
   bool compile_sandbox = true;
+  bool trust_host_compiles = false;
   std::string kbcompile_binary = kbench::ExeDir() + "/kbcompile";
   int compile_cpu_limit_s = 20;
   int compile_wall_limit_s = 30;
@@ -55,10 +62,46 @@ struct Flags {
   std::string port_file;
   std::string http_listen = "127.0.0.1:8080";
   std::string http_port_file;
+  std::vector<std::string> http_allowed_hosts;
+  std::vector<std::string> http_allowed_origins;
   std::string log_level = "info";
   int lease_ttl_ms = 10000;
   int no_worker_timeout_ms = 60000;
+  std::string worker_token_file;  // Default: DATA_DIR/worker.token.
   int timing_max_time_ms = 1000;
+  int retention_days = 30;
+  int64_t store_max_bytes = int64_t{2} << 30;
+  int compile_per_client = 0;
+};
+
+// Sets grpc.health.v1's status from `health` every 2 s until stopped (Stop,
+// or the destructor on an early return), so gRPC clients see what /healthz
+// says. Borrows the server, which must outlive it.
+class GrpcHealthUpdater {
+ public:
+  GrpcHealthUpdater(grpc::Server* server, std::function<absl::Status()> health)
+      : thread_([this, server, health = std::move(health)] {
+          absl::MutexLock lock(&mu_);
+          do {
+            mu_.Unlock();
+            server->GetHealthCheckService()->SetServingStatus(health().ok());
+            mu_.Lock();
+          } while (
+              !mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Seconds(2)));
+        }) {}
+  ~GrpcHealthUpdater() { Stop(); }
+  void Stop() {
+    {
+      absl::MutexLock lock(&mu_);
+      stop_ = true;
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  absl::Mutex mu_;
+  bool stop_ = false;
+  std::thread thread_;
 };
 
 int Run(const Flags& flags) {
@@ -70,6 +113,23 @@ int Run(const Flags& flags) {
                   std::string(ec.message()));
     return 2;
   }
+  // Workers must present this token (server/worker_auth.h).
+  const std::string token_file =
+      flags.worker_token_file.empty()
+          ? flags.data_dir + "/" + kbench::kWorkerTokenFileName
+          : flags.worker_token_file;
+  absl::StatusOr<std::string> worker_token =
+      flags.worker_token_file.empty()
+          ? kbench::LoadOrCreateWorkerTokenFile(token_file)
+          : kbench::ReadWorkerTokenFile(token_file);
+  if (!worker_token.ok()) {
+    spdlog::error("worker token: {}",
+                  std::string(worker_token.status().message()));
+    return 2;
+  }
+  const kbench::WorkerAuthenticator worker_auth({*worker_token, token_file});
+  spdlog::info("workers must present the token in {} (kbworker --token-file)",
+               token_file);
   auto store = kbench::Store::Open({flags.data_dir + "/kbench.db"});
   if (!store.ok()) {
     spdlog::error("opening the store: {}",
@@ -94,6 +154,13 @@ int Run(const Flags& flags) {
 
   kbench::NvrtcCompiler compiler;
   std::unique_ptr<kbench::CompileSandbox> sandbox;
+  if (!flags.compile_sandbox && !flags.trust_host_compiles) {
+    spdlog::error(
+        "--compile-sandbox=false runs NVRTC inside kbd, unjailed, where a "
+        "kernel source can #include any file kbd can read; add "
+        "--trust-host-compiles if every client of this kbd is trusted");
+    return 2;
+  }
   if (flags.compile_sandbox) {
     kbench::CompileSandbox::Options sandbox_options;
     sandbox_options.kbcompile_path = flags.kbcompile_binary;
@@ -103,17 +170,21 @@ int Run(const Flags& flags) {
     sandbox_options.memory_limit_bytes = int64_t{flags.compile_memory_limit_mb}
                                          << 20;
     sandbox_options.compile_options = compiler.options();
+    sandbox_options.allow_unjailed = flags.trust_host_compiles;
     sandbox = std::make_unique<kbench::CompileSandbox>(sandbox_options);
     if (absl::Status s = sandbox->Start(); !s.ok()) {
-      spdlog::error(
-          "{} (or run with --compile-sandbox=false to compile "
-          "in-process, without limits)",
-          std::string(s.message()));
+      spdlog::error("{}", std::string(s.message()));
       return 2;
     }
+    if (sandbox->Health().ok()) {
+      spdlog::info("compiles run in kbcompile children: {}", sandbox->jail());
+    }
   }
-  kbench::CompileService compile_service(
-      {flags.compile_threads, 256}, &compiler, store->get(), sandbox.get());
+  kbench::CompileService::Options compile_options;
+  compile_options.threads = flags.compile_threads;
+  compile_options.per_client_running = flags.compile_per_client;
+  kbench::CompileService compile_service(compile_options, &compiler,
+                                         store->get(), sandbox.get());
   kbench::WorkerRegistry workers({});
   kbench::JobTable jobs({}, store->get());
   // Before the job service, which counts finished jobs in it.
@@ -140,11 +211,26 @@ int Run(const Flags& flags) {
     spdlog::error("registering metrics: {}", std::string(s.message()));
     return 2;
   }
+  if (absl::Status s = kbench::RegisterStoreMetrics(&metrics, store->get());
+      !s.ok() ||
+      !(s = kbench::RegisterCompileMetrics(&metrics, &compile_service)).ok()) {
+    spdlog::error("registering metrics: {}", std::string(s.message()));
+    return 2;
+  }
   job_service.Recover();
+  // After recovery (it never deletes unfinished jobs anyway); prunes on its
+  // own thread at once, then every 10 minutes.
+  kbench::Retention::Options retention_options;
+  retention_options.policy.max_age =
+      absl::Hours(24) * std::max(0, flags.retention_days);
+  retention_options.policy.max_bytes =
+      std::max<int64_t>(0, flags.store_max_bytes);
+  kbench::Retention retention(retention_options, store->get());
+  retention.Start();
 
   kbench::AgentService agent_service({}, store->get(), problems->get(), &jobs);
   kbench::KbenchGrpcService kbench_service(&job_service, &agent_service);
-  kbench::WorkerGrpcService worker_service(&scheduler);
+  kbench::WorkerGrpcService worker_service(&scheduler, &worker_auth);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -161,6 +247,15 @@ int Run(const Flags& flags) {
                   flags.listen);
     return 2;
   }
+  // One answer to "can kbd serve?", for /healthz and grpc.health.v1: not
+  // when compiles are refused for want of a jail, nor when the store cannot
+  // be written (cached for 1 s).
+  const std::function<absl::Status()> health =
+      [store = store->get(), sandbox = sandbox.get()]() -> absl::Status {
+    if (sandbox != nullptr) RETURN_IF_ERROR(sandbox->Health());
+    return store->CheckWritable();
+  };
+  GrpcHealthUpdater grpc_health(server.get(), health);
   const std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
   const std::string address = host + ":" + std::to_string(port);
   spdlog::info("kbd {} listening on {} (data {}, problems {}, NVRTC {})",
@@ -170,6 +265,9 @@ int Run(const Flags& flags) {
   // The agent tools over HTTP/JSON, on the same core as gRPC.
   kbench::HttpServer::Options http_options;
   http_options.listen = flags.http_listen;
+  http_options.health = health;
+  http_options.allowed_hosts = flags.http_allowed_hosts;
+  http_options.allowed_origins = flags.http_allowed_origins;
   kbench::DashboardApi dashboard(&job_service, &agent_service, &workers,
                                  &scheduler);
   http_options.routes.push_back(
@@ -215,6 +313,7 @@ int Run(const Flags& flags) {
   lw.worker_binary = flags.worker_binary;
   lw.runner_binary = flags.runner_binary;
   lw.log_level = flags.log_level;
+  lw.token_file = token_file;
   auto local_workers = std::make_unique<kbench::LocalWorkers>(lw);
   if (*local > 0) {
     spdlog::info("starting {} local worker(s)", *local);
@@ -233,6 +332,7 @@ int Run(const Flags& flags) {
   int sig = 0;
   sigwait(&set, &sig);
   spdlog::info("signal {}: shutting down", sig);
+  grpc_health.Stop();
   // HTTP first: end the tool calls waiting for jobs, then stop serving.
   tool_backend.Shutdown();
   http.Stop();
@@ -274,6 +374,11 @@ int main(int argc, char** argv) {
   app.add_option("--compile-threads", flags.compile_threads,
                  "NVRTC threads; 0 = one per core")
       ->capture_default_str();
+  app.add_flag("--trust-host-compiles", flags.trust_host_compiles,
+               "compile even where the compiler cannot be jailed (no "
+               "Landlock), or in-process with --compile-sandbox=false: only "
+               "when every client is trusted, since a kernel source can then "
+               "#include host files");
   app.add_option("--compile-sandbox", flags.compile_sandbox,
                  "Run NVRTC in kbcompile child processes with CPU, memory "
                  "and wall-clock limits")
@@ -302,14 +407,40 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--http-port-file", flags.http_port_file,
                  "Write the bound HTTP port to this file once listening");
+  app.add_option("--http-allowed-host", flags.http_allowed_hosts,
+                 "Also answer HTTP requests whose Host is NAME or NAME:PORT "
+                 "(a reverse proxy's or LAN name; repeatable); others get "
+                 "421")
+      ->allow_extra_args(false);
+  app.add_option("--http-allowed-origin", flags.http_allowed_origins,
+                 "Also accept HTTP requests from web pages of this origin, "
+                 "e.g. https://kb.example.com (repeatable); others get 403")
+      ->allow_extra_args(false);
   app.add_option("--log-level", flags.log_level,
                  "trace, debug, info, warn, error")
       ->capture_default_str();
   app.add_option("--lease-ttl-ms", flags.lease_ttl_ms,
                  "A worker's lease is lost after this long without heartbeat")
       ->capture_default_str();
+  app.add_option("--worker-token-file", flags.worker_token_file,
+                 "File of the token workers must present (mode 0600, owned "
+                 "by kbd's user); default DATA_DIR/worker.token, created on "
+                 "first start");
   app.add_option("--no-worker-timeout-ms", flags.no_worker_timeout_ms,
                  "Queued GPU jobs fail after this long with no worker")
+      ->capture_default_str();
+  app.add_option("--retention-days", flags.retention_days,
+                 "Delete finished jobs, session turns, unused sources and "
+                 "compile-cache entries older than this many days (session "
+                 "summaries stay); 0 = no age limit")
+      ->capture_default_str();
+  app.add_option("--store-max-bytes", flags.store_max_bytes,
+                 "Past this many bytes in use, delete the oldest of those "
+                 "first, down to 90%; 0 = no size limit")
+      ->capture_default_str();
+  app.add_option("--compile-per-client", flags.compile_per_client,
+                 "Most compiles of one session (or the session-less "
+                 "callers) running at once; 0 = half the compile threads")
       ->capture_default_str();
   app.add_option("--timing-max-time-ms", flags.timing_max_time_ms,
                  "Time budget for sampling one submit's timing")

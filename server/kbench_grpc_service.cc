@@ -35,10 +35,13 @@ class ToolReactor : public grpc::ServerUnaryReactor {
   }
 
   void OnCancel() override {
+    // Cancel before Finish: Finish may run OnDone, which deletes this.
+    JobService* jobs = jobs_;
+    const std::string job_id = job_id_;
+    if (!job_id.empty()) (void)jobs->Cancel(job_id);
     handle_->Finish(grpc::Status(grpc::StatusCode::CANCELLED,
                                  "the call was cancelled or its deadline "
                                  "passed; the job was cancelled"));
-    if (!job_id_.empty()) (void)jobs_->Cancel(job_id_);
   }
 
   void OnDone() override {

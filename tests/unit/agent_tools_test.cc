@@ -136,6 +136,19 @@ TEST(CallAgentToolTest, ProtocolMistakesAreStatuses) {
   EXPECT_EQ(
       CallAgentTool(backend, "get_problem", json::array(), "").status().code(),
       absl::StatusCode::kInvalidArgument);
+  // Integers outside the schema's bounds, or past int32, never wrap.
+  for (const json& trials : {json(4294967297ull), json(-1), json(0), json(101),
+                             json(int64_t{1} << 40)}) {
+    absl::StatusOr<AgentToolResult> r =
+        CallAgentTool(backend, "run_correctness",
+                      {{"kernel_code", "x"}, {"trials", trials}}, "");
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument)
+        << trials.dump();
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr("1 to 100"));
+  }
+  EXPECT_TRUE(CallAgentTool(backend, "run_correctness",
+                            {{"kernel_code", "x"}, {"trials", 100}}, "")
+                  .ok());
 }
 
 TEST(CallAgentToolTest, MapsArgumentsOntoTheRequest) {

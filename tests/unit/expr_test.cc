@@ -29,6 +29,21 @@ std::string EvalError(const std::string& text, const DimValues& dims = kDims) {
   return std::string(v.status().message());
 }
 
+// Found by the fuzzer: a long chain (1+1+...+1) built a tree as deep as
+// it was long, and evaluating 20,000 terms overflowed the stack.
+TEST(ExprTest, LongChainsAreRefusedNotOverflowed) {
+  std::string chain = "1";
+  for (int i = 0; i < 99; ++i) chain += "+1";
+  EXPECT_EQ(Eval(chain), 100);
+  for (int terms : {300, 100000}) {
+    std::string long_chain = "1";
+    for (int i = 1; i < terms; ++i) long_chain += "+1";
+    const std::string error = EvalError(long_chain);
+    EXPECT_THAT(error, HasSubstr("nested too deeply"));
+    EXPECT_LT(error.size(), 400u);  // The message quotes an excerpt.
+  }
+}
+
 TEST(ExprTest, Literals) {
   EXPECT_EQ(Eval("0"), 0);
   EXPECT_EQ(Eval("42"), 42);

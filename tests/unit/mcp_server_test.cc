@@ -374,6 +374,35 @@ TEST_F(McpServerTest, ServeWritesOneLinePerRequestAndNothingElse) {
             json({{"jsonrpc", "2.0"}, {"id", 4}, {"result", json::object()}}));
 }
 
+// What crashed `kbctl mcp` on main: any deeply nested params, even on
+// ping. Over-deep and over-long lines get an error and the server goes on.
+TEST_F(McpServerTest, ServeSurvivesDeepNestingAndHugeLines) {
+  const std::string deep =
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+      "\"ping\",\"params\":" +
+      std::string(100000, '[') + std::string(100000, ']') + "}";
+  const std::string huge =
+      Call(2, "compile_kernel", {{"kernel_code", std::string(3 << 20, 'x')}})
+          .dump();
+  std::istringstream in(deep + "\n" + huge + "\n" + Request(3, "ping").dump() +
+                        "\n");
+  std::ostringstream out;
+  EXPECT_EQ(server_.Serve(in, out), 0);
+  std::istringstream lines(out.str());
+  std::vector<json> replies;
+  std::string line;
+  while (std::getline(lines, line)) replies.push_back(json::parse(line));
+  ASSERT_EQ(replies.size(), 3u) << out.str().substr(0, 2000);
+  EXPECT_EQ(ErrorCode(replies[0], nullptr), -32700);
+  EXPECT_THAT(replies[0]["error"]["message"].get<std::string>(),
+              HasSubstr("deep"));
+  EXPECT_EQ(ErrorCode(replies[1], nullptr), -32600);
+  EXPECT_THAT(replies[1]["error"]["message"].get<std::string>(),
+              HasSubstr("bytes"));
+  EXPECT_EQ(replies[2],
+            json({{"jsonrpc", "2.0"}, {"id", 3}, {"result", json::object()}}));
+}
+
 TEST_F(McpServerTest, ServeReplacesInvalidUtf8InsteadOfFailing) {
   std::istringstream in(
       Call(1, "compile_kernel", {{"kernel_code", "x"}}).dump() + "\n");
