@@ -10,6 +10,7 @@ packages=(
   libabsl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libcpp-httplib-dev libsqlite3-dev libssl-dev libgtest-dev libgmock-dev
   clang-format systemd
+  clang libclang-rt-14-dev  # scripts/fuzz.sh: clang's libFuzzer, ASan, UBSan
   chromium fonts-dejavu-core
 )
 # Node.js (and its npm) unless a node is already installed, e.g. NodeSource's

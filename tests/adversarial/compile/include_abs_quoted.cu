@@ -1,0 +1,11 @@
+// Attack: the plain form, #include "/etc/passwd", inside an array initializer
+// so that the file's tokens land in the diagnostics ("identifier ... is
+// undefined"). The source policy's most basic job; the jail's too.
+// clang-format off
+__device__ int leak[] = {
+#include "/etc/passwd"
+};
+// @kb launch gather_linear grid(B) block(32)
+extern "C" __global__ void gather_linear(const float* x, const float* w,
+                                         const float* bias, float* out,
+                                         int R, int B, int H, int K) { out[0] = leak[0]; }

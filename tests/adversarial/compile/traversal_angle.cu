@@ -1,0 +1,10 @@
+// Attack: '..' traversal out of the CUDA include dir with the angle form:
+// /usr/local/cuda/include/../../../../../etc/passwd is /etc/passwd.
+// clang-format off
+__device__ int leak[] = {
+#include <../../../../../../../../../../etc/passwd>
+};
+// @kb launch gather_linear grid(B) block(32)
+extern "C" __global__ void gather_linear(const float* x, const float* w,
+                                         const float* bias, float* out,
+                                         int R, int B, int H, int K) { out[0] = leak[0]; }

@@ -1,0 +1,5 @@
+__global__ void c() {}
+__global__ void p() {
+  c<<<1, 1>>>();
+  cudaDeviceSynchronize();
+}

@@ -1,0 +1,1 @@
+__device__ int leak[] = { % : include "/proc/self/environ"};
