@@ -189,14 +189,9 @@ void Scheduler::UpdatePositionsLocked() {
     const std::string& arch = q.job.cubin_arch();
     std::string detail = "waiting for a free GPU";
     if (archs.count(arch) == 0) {
-      detail = archs.empty() ? absl::StrCat(
-                                   "waiting for a GPU worker to connect (the "
-                                   "job needs ",
-                                   arch, ")")
-                             : absl::StrCat(
-                                   "waiting for a GPU worker to connect (the "
-                                   "job needs ",
-                                   arch, "; connected: ", DescribeArchs(archs), ")");
+      detail =
+          absl::StrCat("waiting for a GPU worker to connect (the job needs ",
+                       arch, "; connected: ", DescribeArchs(archs), ")");
     }
     (void)jobs_->Update(q.job_id, [&](v1::Job* j) {
       j->set_stage(v1::STAGE_WAITING_GPU);
@@ -401,8 +396,8 @@ void Scheduler::Tick() {
                           "no GPU worker for ", arch,
                           " (the arch the job "
                           "was compiled for) connected for ",
-                          waited,
-                          " while the job waited; connected: ", DescribeArchs(archs),
+                          waited, " while the job waited; connected: ",
+                          DescribeArchs(archs),
                           ". Resubmit without an arch (kbd then compiles for "
                           "a connected GPU), or connect a kbworker on a ",
                           arch, " GPU"))));
