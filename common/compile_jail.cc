@@ -1,5 +1,6 @@
 #include "common/compile_jail.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -127,11 +128,22 @@ absl::Status InstallSeccomp() {
   sock_fprog prog;
   prog.len = static_cast<unsigned short>(f.size());
   prog.filter = f.data();
-  if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
+  if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC,
+              &prog) != 0) {
     return absl::InternalError(
         absl::StrCat("seccomp(SET_MODE_FILTER) failed: ", strerror(errno)));
   }
   return absl::OkStatus();
+}
+
+// Threads of this process, from /proc/self/task (0 when it is unreadable).
+int ThreadCount() {
+  DIR* d = opendir("/proc/self/task");
+  if (d == nullptr) return 0;
+  int n = 0;
+  while (struct dirent* e = readdir(d)) n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
 }
 
 }  // namespace
@@ -151,6 +163,16 @@ int LandlockAbi() {
 
 absl::StatusOr<CompileJailReport> EnterCompileJail(
     const std::vector<std::string>& readable_dirs) {
+  // landlock_restrict_self and no_new_privs bind the calling thread only: a
+  // thread started earlier would stay outside the jail.
+  // (0: /proc unreadable, as inside a jail already, where nesting only
+  // narrows.)
+  if (const int threads = ThreadCount(); threads > 1) {
+    return absl::InternalError(absl::StrCat(
+        "the compile jail must be entered by a single-threaded process; "
+        "this one has ",
+        threads, " threads"));
+  }
   CompileJailReport report;
   report.landlock_abi = LandlockAbi();
   if (report.landlock_abi < 1) {

@@ -7,17 +7,20 @@
 //    written, executed or created anywhere. From ABI 4 TCP bind/connect are
 //    refused; from ABI 6 abstract Unix sockets and signals to processes
 //    outside the jail are too.
-//  - seccomp: socket(), exec, ptrace, namespaces, mounts, bpf, io_uring,
-//    keyrings and module loading fail with EPERM.
+//  - seccomp: socket(), exec, ptrace, unshare/setns, mounts, bpf,
+//    io_uring, keyrings and module loading fail with EPERM (x32 syscalls
+//    too; other syscall ABIs kill the process).
 //  - PR_SET_NO_NEW_PRIVS, so nothing regains what was given up.
 // The source policy (common/source_policy.h) stays the friendly first line
 // that explains the rules; the jail is what holds when a spelling slips by.
 //
-// It is one-way and process-wide (every thread, every later child). Call it
-// after everything the process needs from elsewhere is loaded (kbcompile
-// compiles a probe first, so NVRTC's builtins library is mapped).
+// It is one-way, and binds the calling thread and every thread and child it
+// starts later; so it refuses (Internal) a process that already has other
+// threads. Call it after everything the process needs from elsewhere is
+// loaded (kbcompile compiles a probe first, so NVRTC's builtins library is
+// mapped).
 //
-// Thread safety: call once, ideally before other threads exist.
+// Thread safety: call from the process's only thread.
 #ifndef KBENCH_COMMON_COMPILE_JAIL_H_
 #define KBENCH_COMMON_COMPILE_JAIL_H_
 

@@ -119,7 +119,10 @@ Scanned Scan(absl::string_view src) {
       while (p > 0 && IsIdentChar(text[p - 1])) --p;
       const absl::string_view prefix(text.data() + p, i - p);
       const bool number = p < i && absl::ascii_isdigit(text[p]);
-      if (c == '\'' && number) {  // Digit separator: 1'000.
+      // A digit separator (1'000) only when a digit or letter follows;
+      // in `1'/*'` the quote opens a character literal, and reading it as a
+      // separator would hide what follows inside a fake comment.
+      if (c == '\'' && number && i + 1 < n && IsIdentChar(text[i + 1])) {
         emit(c, c, lines[i]);
         ++i;
         continue;

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -26,14 +27,50 @@ namespace kbench {
 namespace {
 
 // Runs in the forked child: only async-signal-safe calls until execve.
-[[noreturn]] void ChildExec(int in_r, int out_w, pid_t parent, const char* path,
-                            char* const* argv) {
+[[noreturn]] void ChildExec(int in_r, int out_w, int err_w, pid_t parent,
+                            const char* path, char* const* argv) {
   if (!PrepareForkedChild(parent)) _exit(127);
   const int i = fcntl(in_r, F_DUPFD_CLOEXEC, 10);
   const int o = fcntl(out_w, F_DUPFD_CLOEXEC, 10);
-  if (i < 0 || o < 0 || dup2(i, 0) < 0 || dup2(o, 1) < 0) _exit(127);
+  const int e = fcntl(err_w, F_DUPFD_CLOEXEC, 10);
+  if (i < 0 || o < 0 || e < 0 || dup2(i, 0) < 0 || dup2(o, 1) < 0 ||
+      dup2(e, 2) < 0) {
+    _exit(127);
+  }
   execv(path, argv);
   _exit(127);
+}
+
+// Copies a child's stderr into kbd's log, line by line (control
+// characters shown as '?', lines cut at 4 KiB), until the pipe ends; then
+// closes it.
+void RelayLog(int fd) {
+  std::string pending;
+  char buf[4096];
+  auto emit = [&pending](size_t n) {
+    std::string line = pending.substr(0, std::min<size_t>(n, 4096));
+    for (char& c : line) {
+      if (static_cast<unsigned char>(c) < 0x20 && c != '\t') c = '?';
+    }
+    if (!line.empty()) spdlog::info("[kbcompile] {}", line);
+  };
+  while (true) {
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(buf, static_cast<size_t>(n));
+    size_t nl;
+    while ((nl = pending.find('\n')) != std::string::npos) {
+      emit(nl);
+      pending.erase(0, nl + 1);
+    }
+    if (pending.size() > 4096) {
+      emit(pending.size());
+      pending.clear();
+    }
+  }
+  emit(pending.size());
+  close(fd);
 }
 
 std::string Describe(int status) {
@@ -105,10 +142,12 @@ absl::StatusOr<std::unique_ptr<CompileSandbox::Child>> CompileSandbox::Spawn() {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(&a[0]);
   argv.push_back(nullptr);
-  int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1};
-  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0) {
+  int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 ||
+      pipe2(err_pipe, O_CLOEXEC) != 0) {
     const int err = errno;
-    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1]}) {
+    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1],
+                   err_pipe[0], err_pipe[1]}) {
       if (fd >= 0) close(fd);
     }
     return absl::InternalError(
@@ -117,13 +156,16 @@ absl::StatusOr<std::unique_ptr<CompileSandbox::Child>> CompileSandbox::Spawn() {
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid == 0)
-    ChildExec(in_pipe[0], out_pipe[1], parent, path.c_str(), argv.data());
+    ChildExec(in_pipe[0], out_pipe[1], err_pipe[1], parent, path.c_str(),
+              argv.data());
   const int fork_errno = errno;
   close(in_pipe[0]);
   close(out_pipe[1]);
+  close(err_pipe[1]);
   if (pid < 0) {
     close(in_pipe[1]);
     close(out_pipe[0]);
+    close(err_pipe[0]);
     return absl::InternalError(
         absl::StrCat("fork for kbcompile failed: ", strerror(fork_errno)));
   }
@@ -131,6 +173,7 @@ absl::StatusOr<std::unique_ptr<CompileSandbox::Child>> CompileSandbox::Spawn() {
   child->pid = pid;
   child->in_fd = in_pipe[1];
   child->out_fd = out_pipe[0];
+  child->relay = std::thread(RelayLog, err_pipe[0]);
   {
     absl::MutexLock lock(&mu_);
     ++spawned_;
@@ -150,6 +193,8 @@ int CompileSandbox::Reap(Child* child, bool kill_first) {
     }
     child->pid = -1;
   }
+  // The child is gone, so its stderr pipe has ended: the relay returns.
+  if (child->relay.joinable()) child->relay.join();
   return status;
 }
 

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -108,6 +109,10 @@ class CompileSandbox {
     pid_t pid = -1;
     int in_fd = -1;   // The child's stdin (we write requests).
     int out_fd = -1;  // The child's stdout (we read responses).
+    // The child's stderr is a pipe of its own, relayed line by line to
+    // kbd's log by `relay` (ends at the child's exit): a jailed compiler
+    // that reopens /proc/self/fd/2 reaches only its own log, not kbd's.
+    std::thread relay;
   };
   absl::StatusOr<std::unique_ptr<Child>> Spawn();
   // Kills (if alive) and reaps `child`; returns its wait status.

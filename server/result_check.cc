@@ -287,6 +287,21 @@ absl::Status CheckWorkerResult(const v1::RunnerJob& job,
         return Bad(absl::StrCat("verdict PASSED but the sanitizer report has ",
                                 s.findings_size(), " findings"));
       }
+      // Every tool the job asked for (all of them when it named none) must
+      // have run: a PASSED report with nothing run checks nothing.
+      for (const std::string& tool : job.sanitize_tools()) {
+        bool ran = false;
+        for (const v1::SanitizeToolRun& run : s.runs()) {
+          ran = ran || run.tool() == tool;
+        }
+        if (!ran) {
+          return Bad(absl::StrCat("verdict PASSED but the ", tool,
+                                  " run the job asked for is missing"));
+        }
+      }
+      if (s.runs_size() == 0) {
+        return Bad("verdict PASSED but the sanitizer report has no runs");
+      }
       for (const v1::SanitizeToolRun& run : s.runs()) {
         if (run.findings() != 0 || run.timed_out()) {
           return Bad(

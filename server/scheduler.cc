@@ -307,6 +307,9 @@ absl::Status Scheduler::Complete(const std::string& worker_id,
         absl::StrCat("kbd discarded the result of lease '", lease_id,
                      "' as inconsistent: ", checked.message()));
   }
+  // A compile report is kbd's to make (the runner never compiles): one a
+  // worker sends could contradict the verdict, so it is never kept.
+  result.clear_compile();
   finish_(job_id, std::move(result));
   return absl::OkStatus();
 }

@@ -15,7 +15,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 
+#include "absl/time/clock.h"
 #include "common/nvrtc_compiler.h"
 #include "gtest/gtest.h"
 
@@ -166,6 +168,24 @@ TEST_F(CompileJailTest, NvrtcCannotIncludeHostFilesInside) {
     EXPECT_EQ(InJail([&] { return CompileRaw(src); }), 0) << src;
   }
   unsetenv("KBENCH_JAIL_CANARY");
+}
+
+// Landlock binds the calling thread only: a second thread would stay free.
+TEST_F(CompileJailTest, RefusesAProcessWithOtherThreads) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::thread idle([] { absl::SleepFor(absl::Seconds(2)); });
+    absl::StatusOr<CompileJailReport> jail =
+        EnterCompileJail(NvrtcCompiler().options().include_dirs);
+    const bool refused = !jail.ok() && absl::IsInternal(jail.status()) &&
+                         jail.status().message().find("single-threaded") !=
+                             absl::string_view::npos;
+    idle.join();
+    _exit(refused ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 TEST_F(CompileJailTest, DescribesWhatItApplied) {

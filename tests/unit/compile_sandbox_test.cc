@@ -162,7 +162,10 @@ TEST(CompileSandboxTest, CompileServiceUsesTheSandboxAndRemembersLimitHits) {
   NvrtcCompiler compiler;
   CompileSandbox sandbox(SandboxOptions());
   ASSERT_TRUE(sandbox.Start().ok());
-  CompileService service({1, 16}, &compiler, nullptr, &sandbox);
+  CompileService::Options options;
+  options.threads = 1;
+  options.memory_entries = 16;
+  CompileService service(options, &compiler, nullptr, &sandbox);
   absl::StatusOr<CompileService::Result> ok = ServiceCompile(&service, kSimple);
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_TRUE(ok->report.success());

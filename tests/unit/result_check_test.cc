@@ -315,7 +315,19 @@ TEST(ResultCheckTest, ForgedOrBrokenResultsAreRefused) {
       {"sanitize passed without a report", v1::JOB_KIND_SANITIZE,
        [](v1::JobResult* r) { r->clear_sanitize(); },
        "without a sanitizer report"},
+      {"sanitize passed with nothing run", v1::JOB_KIND_SANITIZE,
+       [](v1::JobResult* r) { r->mutable_sanitize()->clear_runs(); },
+       "no runs"},
   };
+  // A tool the job asked for that did not run.
+  {
+    v1::RunnerJob job = Job(v1::JOB_KIND_SANITIZE);
+    const v1::JobResult r = Honest(job);
+    job.add_sanitize_tools("racecheck");
+    const absl::Status s = CheckWorkerResult(job, Gpu(), r);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(), HasSubstr("racecheck run the job asked for"));
+  }
   for (const Forgery& f : forgeries) {
     const v1::RunnerJob job = Job(f.kind);
     v1::JobResult r = Honest(job);

@@ -359,12 +359,16 @@ TEST_F(SchedulerTest, CompleteFinishesTheJobOnce) {
   v1::JobResult result = Passed();
   result.set_worker_id("hostA:gpu0");
   result.set_runner_ms(12.5);
+  // A compile report is kbd's: a worker's (here one contradicting PASSED)
+  // is dropped.
+  result.mutable_compile()->set_success(false);
   ASSERT_TRUE(scheduler_->Complete("hostA:gpu0", lease.lease_id, result).ok());
   ASSERT_TRUE(Eventually([&] { return FinishedCount() == 1; }));
   auto finished = Finished();
   EXPECT_EQ(finished[0].first, "j1");
   EXPECT_EQ(finished[0].second.verdict(), v1::VERDICT_PASSED);
   EXPECT_EQ(finished[0].second.runner_ms(), 12.5);
+  EXPECT_FALSE(finished[0].second.has_compile());
 
   absl::Status again =
       scheduler_->Complete("hostA:gpu0", lease.lease_id, result);

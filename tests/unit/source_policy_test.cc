@@ -119,6 +119,18 @@ TEST(SourcePolicyTest, RefusesDigraphAndTrigraphSpellingsOfInclude) {
   EXPECT_TRUE(Check("%:include <cuda_fp16.h>\n").ok());
 }
 
+// Found in review: a quote after a number taken for a digit separator
+// made `'/*'` open a fake comment that hid a spliced include.
+TEST(SourcePolicyTest, DigitSeparatorsCannotHideAnInclude) {
+  const absl::Status s =
+      Check("#define U 1'/*'\n%:inc\\\nlude \"/etc/passwd\"\n// */\n");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("/etc/passwd"));
+  EXPECT_TRUE(Check("__device__ int n = 1'000'000;\n"
+                    "__device__ int h = 0x1'0;\n")
+                  .ok());
+}
+
 TEST(SourcePolicyTest, DirectiveLinesInsideCommentsAreCheckedToo) {
   EXPECT_FALSE(Check("/*\n#include \"/etc/passwd\"\n*/\n").ok());
 }
