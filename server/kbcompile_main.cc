@@ -9,15 +9,17 @@
 // request's cpu_limit_s, so SIGXCPU ends a runaway compile (the parent sees
 // the signal and reports the limit). No core files.
 //
-// The jail: before reading the first request it compiles a probe (so NVRTC
-// and its builtins library are loaded), closes every other descriptor and
+// The jail: before its first compile it closes every other descriptor and
 // enters the CompileJail (common/compile_jail.h) around the --include-dir
-// trees: from then on no source can make NVRTC read a host file or reach
-// the network. Without Landlock every compile is refused with
-// FAILED_PRECONDITION, unless --allow-unjailed (kbd's
+// trees and NVRTC's library directory, then compiles a probe: from then on
+// no source can make NVRTC read a host file or reach the network. Without
+// Landlock every compile is refused with FAILED_PRECONDITION, unless
+// --allow-unjailed (kbd's
 // --trust-host-compiles) says the host trusts its clients.
 #include <dirent.h>
+#include <dlfcn.h>
 #include <limits.h>
+#include <nvrtc.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -168,9 +170,24 @@ std::vector<std::string> JailDirs(const std::vector<std::string>& dirs) {
   return out;
 }
 
-// Compiles a probe that pulls in the headers and libraries NVRTC loads
-// lazily (libnvrtc-builtins, the CCCL tree), so nothing is opened from
-// outside the jail later. Its outcome does not matter.
+// The directory of the loaded libnvrtc (and its real path), "" if unknown.
+std::string NvrtcLibraryDir() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return "";
+  }
+  char buf[PATH_MAX];
+  const char* path =
+      realpath(info.dli_fname, buf) != nullptr ? buf : info.dli_fname;
+  std::string dir(path);
+  const size_t slash = dir.rfind('/');
+  return slash == std::string::npos ? "" : dir.substr(0, slash);
+}
+
+// Compiles a probe inside the jail, so the first request does not pay for
+// NVRTC's lazy set-up (libnvrtc-builtins, the CCCL headers). Its outcome
+// does not matter.
 void WarmUp(const std::vector<std::string>& include_dirs) {
   kbench::CompileOptions options;
   options.include_dirs = include_dirs;
@@ -223,10 +240,18 @@ int main(int argc, char** argv) {
   if (state.include_dirs.empty()) {
     state.include_dirs = kbench::NvrtcCompiler().options().include_dirs;
   }
-  WarmUp(state.include_dirs);
+  // The jail is entered before the first compile, while this process has
+  // one thread: NVRTC may start threads of its own during a compile (it did
+  // on a 16-core host), and Landlock binds only the thread that enters it
+  // and the threads it starts afterwards. NVRTC's own directory stays
+  // readable, for the libraries it loads lazily (libnvrtc-builtins).
   CloseOtherDescriptors(proto_out);
+  std::vector<std::string> readable = JailDirs(state.include_dirs);
+  if (const std::string lib = NvrtcLibraryDir(); !lib.empty()) {
+    readable.push_back(lib);
+  }
   absl::StatusOr<kbench::CompileJailReport> jail =
-      kbench::EnterCompileJail(JailDirs(state.include_dirs));
+      kbench::EnterCompileJail(readable);
   if (jail.ok()) {
     state.jail = jail->Describe();
   } else if (absl::IsFailedPrecondition(jail.status())) {
@@ -238,6 +263,7 @@ int main(int argc, char** argv) {
                   std::string(jail.status().message()));
     return 3;
   }
+  WarmUp(state.include_dirs);
   while (true) {
     kbench::internal::SandboxCompileRequest request;
     absl::Status read = kbench::ReadMessage(0, &request);
