@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace kbench {
 namespace {
@@ -47,39 +48,6 @@ absl::Status CheckId(absl::string_view id, absl::string_view what) {
     }
   }
   return absl::OkStatus();
-}
-
-// Length of the UTF-8 sequence starting at s[i], or 0 when it is invalid
-// (overlong forms, surrogates and code points past U+10FFFF included).
-size_t Utf8Length(absl::string_view s, size_t i) {
-  const unsigned char c = static_cast<unsigned char>(s[i]);
-  if (c < 0x80) return 1;
-  size_t n = 0;
-  uint32_t cp = 0;
-  if ((c & 0xe0) == 0xc0) {
-    n = 2;
-    cp = c & 0x1f;
-  } else if ((c & 0xf0) == 0xe0) {
-    n = 3;
-    cp = c & 0x0f;
-  } else if ((c & 0xf8) == 0xf0) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    const unsigned char d = static_cast<unsigned char>(s[i + k]);
-    if ((d & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (d & 0x3f);
-  }
-  if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) ||
-      (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-      (cp >= 0xd800 && cp <= 0xdfff)) {
-    return 0;
-  }
-  return n;
 }
 
 }  // namespace
@@ -126,7 +94,9 @@ absl::StatusOr<nlohmann::json> ParseUntrustedJson(absl::string_view text,
   if (!out.is_discarded()) return out;
   // Re-parse with exceptions only to get the position for the message.
   try {
-    (void)nlohmann::json::parse(text.begin(), text.end());
+    const nlohmann::json again =
+        nlohmann::json::parse(text.begin(), text.end());
+    (void)again;
   } catch (const nlohmann::json::parse_error& e) {
     return absl::InvalidArgumentError(
         absl::StrCat("not valid JSON: ", e.what()));
@@ -172,16 +142,42 @@ absl::Status ValidateFileName(absl::string_view name, absl::string_view what) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateUtf8(absl::string_view text, absl::string_view what) {
-  for (size_t i = 0; i < text.size();) {
-    const size_t n = Utf8Length(text, i);
-    if (n == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, " is not valid UTF-8 (byte ", i, ")"));
+bool IsValidUtf8(absl::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    const unsigned char c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
     }
-    i += n;
+    int n = 0;
+    unsigned char lo = 0x80, hi = 0xbf;  // Range of the second byte.
+    if (c >= 0xc2 && c <= 0xdf) {
+      n = 1;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      n = 2;
+      if (c == 0xe0) lo = 0xa0;  // No overlong forms.
+      if (c == 0xed) hi = 0x9f;  // No UTF-16 surrogates.
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 3;
+      if (c == 0xf0) lo = 0x90;
+      if (c == 0xf4) hi = 0x8f;  // Nothing above U+10FFFF.
+    } else {
+      return false;
+    }
+    if (end - p <= n || p[1] < lo || p[1] > hi) return false;
+    for (int i = 2; i <= n; ++i) {
+      if ((p[i] & 0xc0) != 0x80) return false;
+    }
+    p += n + 1;
   }
-  return absl::OkStatus();
+  return true;
+}
+
+absl::Status ValidateUtf8(absl::string_view text, absl::string_view what) {
+  if (IsValidUtf8(text)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(what, " is not valid UTF-8"));
 }
 
 absl::Status ValidateText(absl::string_view text, size_t max_bytes,
@@ -191,18 +187,15 @@ absl::Status ValidateText(absl::string_view text, size_t max_bytes,
                                                    " bytes; at most ",
                                                    max_bytes, " are allowed"));
   }
-  for (size_t i = 0; i < text.size();) {
-    const size_t n = Utf8Length(text, i);
-    if (n == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, " is not valid UTF-8 (byte ", i, ")"));
-    }
+  RETURN_IF_ERROR(ValidateUtf8(text, what));
+  // Bytes of multi-byte sequences are all >= 0x80, so a byte scan finds
+  // every control character.
+  for (size_t i = 0; i < text.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (n == 1 && ((c < 0x20 && c != '\t') || c == 0x7f)) {
+    if ((c < 0x20 && c != '\t') || c == 0x7f) {
       return absl::InvalidArgumentError(
           absl::StrCat(what, " has a control character (byte ", i, ")"));
     }
-    i += n;
   }
   return absl::OkStatus();
 }

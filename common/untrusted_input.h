@@ -54,6 +54,10 @@ absl::Status ValidateJobId(absl::string_view id,
 // characters: the name reaches NVRTC, log lines and the store.
 absl::Status ValidateFileName(absl::string_view name,
                               absl::string_view what = "filename");
+// Whether `text` is well-formed UTF-8: no overlong forms, surrogates or
+// code points past U+10FFFF (what a proto3 string must hold).
+bool IsValidUtf8(absl::string_view text);
+
 // Valid UTF-8 (what proto3 string fields must hold, or the stored row
 // cannot be read back), any length, control characters allowed.
 absl::Status ValidateUtf8(absl::string_view text, absl::string_view what);

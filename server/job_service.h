@@ -119,7 +119,6 @@ class JobService {
   // failed look-up is logged.
   void AnalyzeProfileResult(const v1::Job& job, v1::JobResult* result);
   void RecordTurn(const v1::Job& job);
-  std::string TargetArch(const v1::KernelRequest& request) const;
 
   Options options_;
   Store* store_;

@@ -51,15 +51,6 @@ std::vector<std::string> HiddenNames(const v1::Problem& problem) {
   return names;
 }
 
-std::string JobService::TargetArch(const v1::KernelRequest& request) const {
-  // A compile's arch: the request's, else a connected GPU's, else the
-  // default (Prepare checks GPU jobs' archs against the workers).
-  return workers_
-      ->ChooseArch(request.arch(), /*needs_gpu=*/false, options_.default_arch,
-                   absl::Now())
-      .value_or(options_.default_arch);
-}
-
 absl::StatusOr<JobService::Prepared> JobService::Prepare(
     v1::JobKind kind, const v1::KernelRequest& request) const {
   Prepared p;

@@ -32,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/untrusted_input.h"  // IsValidUtf8, used with the helpers below.
 #include "google/protobuf/message.h"
 #include "kbench/v1/kbench.pb.h"
 #include "kbench/v1/report.pb.h"
@@ -257,8 +258,6 @@ class Store {
   bool health_checking_ ABSL_GUARDED_BY(health_mu_) = false;
 };
 
-// Whether `text` is well-formed UTF-8 (what a proto3 string must hold).
-bool IsValidUtf8(absl::string_view text);
 // `text` with each byte of an ill-formed sequence replaced by U+FFFD.
 std::string ScrubUtf8(absl::string_view text);
 // The full name of the first string field of `message` (depth first,

@@ -4,44 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "common/untrusted_input.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "server/store.h"
 
 namespace kbench {
-
-bool IsValidUtf8(absl::string_view text) {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const auto* end = p + text.size();
-  while (p < end) {
-    const unsigned char c = *p;
-    if (c < 0x80) {
-      ++p;
-      continue;
-    }
-    int n = 0;
-    unsigned char lo = 0x80, hi = 0xbf;  // Range of the second byte.
-    if (c >= 0xc2 && c <= 0xdf) {
-      n = 1;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      n = 2;
-      if (c == 0xe0) lo = 0xa0;  // No overlong forms.
-      if (c == 0xed) hi = 0x9f;  // No UTF-16 surrogates.
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      n = 3;
-      if (c == 0xf0) lo = 0x90;
-      if (c == 0xf4) hi = 0x8f;  // Nothing above U+10FFFF.
-    } else {
-      return false;
-    }
-    if (end - p <= n || p[1] < lo || p[1] > hi) return false;
-    for (int i = 2; i <= n; ++i) {
-      if ((p[i] & 0xc0) != 0x80) return false;
-    }
-    p += n + 1;
-  }
-  return true;
-}
 
 std::string ScrubUtf8(absl::string_view text) {
   if (IsValidUtf8(text)) return std::string(text);

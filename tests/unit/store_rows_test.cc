@@ -376,7 +376,9 @@ TEST(Utf8Test, AgreesWithTheProtobufParser) {
     EXPECT_EQ(IsValidUtf8(s), parses) << absl::CHexEscape(s);
     const std::string scrubbed = ScrubUtf8(s);
     EXPECT_TRUE(IsValidUtf8(scrubbed)) << absl::CHexEscape(s);
-    if (parses) EXPECT_EQ(scrubbed, s);
+    if (parses) {
+      EXPECT_EQ(scrubbed, s);
+    }
     EXPECT_EQ(FindNonUtf8Field(job).empty(), parses);
   }
 }

@@ -54,7 +54,7 @@ TEST(IdsTest, SessionIds) {
   EXPECT_TRUE(ValidateSessionId("").ok());
   EXPECT_TRUE(ValidateSessionId("s-0123abcd").ok());
   EXPECT_TRUE(ValidateSessionId("agent.run_7:a-b").ok());
-  for (const std::string bad :
+  for (const std::string& bad :
        {std::string("\xff"), std::string("a b"), std::string("a\nb"),
         std::string("a/b"), std::string(129, 'a'), std::string("a\0b", 3),
         std::string("s-1'; DROP TABLE jobs;--")}) {
@@ -76,7 +76,7 @@ TEST(IdsTest, FileNames) {
   EXPECT_TRUE(ValidateFileName("kernel.cu").ok());
   EXPECT_TRUE(ValidateFileName("gather_linear-v2+fast.cu").ok());
   EXPECT_TRUE(ValidateFileName("my kernel.cu").ok());
-  for (const std::string bad :
+  for (const std::string& bad :
        {std::string("../x.cu"), std::string("/etc/passwd"),
         std::string(".hidden.cu"), std::string("-o.cu"), std::string("a\nb.cu"),
         std::string(" k.cu"), std::string(65536, 'k'),
