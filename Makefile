@@ -4,7 +4,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 CTEST_ARGS ?=
 
-.PHONY: all deps configure build test demo bundle format format-check clean
+.PHONY: all deps configure build test check demo demo-build bundle format format-check tidy clean
 
 all: build
 
@@ -22,9 +22,19 @@ build: configure
 test: build
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-# Builds, starts kbd with its embedded store (and a local worker per GPU),
+# The inner loop: builds the unit tests and what they run, then runs the
+# unit label (every library's own tests and the layer check).
+check: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target unit-tests
+	@ctest --test-dir $(BUILD_DIR) -L '^unit$$' -j $(JOBS) --output-on-failure $(CTEST_ARGS)
+
+# Builds only what the demo runs (kbd, kbcompile, kbworker, kbrunner,
+# kbctl), starts kbd with its embedded store (and a local worker per GPU),
 # submits the example kernel and prints the report.
-demo: build
+demo-build: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target demo-binaries
+
+demo: demo-build
 	@scripts/demo.sh $(BUILD_DIR)/bin
 
 # A relocatable folder (bin/, lib/, tests/, share/) for GPU hosts that lack
@@ -41,6 +51,11 @@ format:
 
 format-check:
 	@$(FORMAT_FILES) | xargs clang-format --dry-run -Werror
+
+# clang-tidy (.clang-tidy) on the C++ files changed against BASE (default
+# origin/main, else HEAD~1), with the build's compile commands.
+tidy: configure
+	@scripts/tidy.sh $(BUILD_DIR)
 
 clean:
 	@rm -rf $(BUILD_DIR) bundle

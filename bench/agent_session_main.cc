@@ -28,8 +28,8 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/paths.h"
 #include "client/kbench_client.h"
-#include "common/paths.h"
 #include "nlohmann/json.hpp"
 
 namespace {

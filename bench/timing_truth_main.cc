@@ -28,8 +28,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "bench/ncu_csv.h"
 #include "client/kbench_client.h"
-#include "common/ncu_csv.h"
 #include "nlohmann/json.hpp"
 
 namespace {

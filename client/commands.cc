@@ -12,12 +12,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "agent/agent_report.h"
 #include "client/job_waiter.h"
 #include "client/kbench_client.h"
 #include "client/progress.h"
-#include "common/agent_report.h"
-#include "common/report_text.h"
 #include "google/protobuf/util/json_util.h"
+#include "report/report_text.h"
 
 namespace kbench {
 namespace {

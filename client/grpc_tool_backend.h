@@ -11,8 +11,8 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "agent/agent_tools.h"
 #include "client/kbench_client.h"
-#include "common/agent_tools.h"
 
 namespace kbench {
 

@@ -4,7 +4,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/report_text.h"
+#include "base/units.h"
+#include "contract/names.h"
 
 namespace kbench {
 namespace {

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <utility>
 
-#include "common/grpc_status.h"
+#include "base/grpc/grpc_status.h"
 
 namespace kbench {
 namespace {

@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "common/grpc_status.h"  // FromGrpcStatus, for callers.
+#include "base/grpc/grpc_status.h"  // FromGrpcStatus, for callers.
 #include "grpcpp/grpcpp.h"
 #include "kbench/v1/kbench.grpc.pb.h"
 #include "kbench/v1/kbench.pb.h"

@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/report_text.h"
-#include "common/untrusted_input.h"
+#include "base/untrusted_input.h"
+#include "contract/names.h"
 #include "spdlog/spdlog.h"
 
 namespace kbench {

@@ -26,8 +26,8 @@
 #include <ostream>
 #include <string>
 
+#include "agent/agent_tools.h"
 #include "client/kbench_client.h"
-#include "common/agent_tools.h"
 #include "nlohmann/json.hpp"
 
 namespace kbench {

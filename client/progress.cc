@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "common/report_text.h"
+#include "contract/names.h"
 
 namespace kbench {
 

@@ -7,14 +7,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "agent/agent_report.h"
+#include "agent/agent_tools.h"
+#include "base/logging.h"
 #include "client/grpc_tool_backend.h"
 #include "client/kbench_client.h"
 #include "client/mcp_server.h"
-#include "common/agent_report.h"
-#include "common/agent_tools.h"
-#include "common/logging.h"
-#include "common/report_text.h"
 #include "google/protobuf/util/json_util.h"
+#include "report/report_text.h"
 #include "spdlog/spdlog.h"
 
 namespace kbench {

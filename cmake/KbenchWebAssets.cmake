@@ -12,7 +12,7 @@
 #       writes the .cc (what the build rule runs).
 #
 # The generated file defines kbench::internal::kWebAssetFiles[] and
-# kWebAssetFileCount (see server/web_assets.cc): the base name of each
+# kWebAssetFileCount (see server/http/web_assets.cc): the base name of each
 # file, its bytes and their length.
 
 # The raw-string delimiter: R"kbweb( ... )kbweb". The build fails when a

@@ -17,30 +17,31 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/synchronization/mutex.h"
-#include "common/logging.h"
-#include "common/nvrtc_compiler.h"
-#include "common/paths.h"
-#include "common/status_macros.h"
-#include "server/agent_service.h"
-#include "server/compile_sandbox.h"
-#include "server/compile_service.h"
-#include "server/dashboard_api.h"
-#include "server/http_server.h"
-#include "server/job_service.h"
-#include "server/job_table.h"
-#include "server/kbd_metrics.h"
-#include "server/kbench_grpc_service.h"
-#include "server/local_tool_backend.h"
+#include "base/logging.h"
+#include "base/metrics.h"
+#include "base/paths.h"
+#include "base/status_macros.h"
+#include "compiler/nvrtc_compiler.h"
+#include "compiler/sandbox/compile_sandbox.h"
+#include "contract/problem_registry.h"
+#include "contract/worker_auth.h"
+#include "server/core/agent_service.h"
+#include "server/core/compile_service.h"
+#include "server/core/job_service.h"
+#include "server/core/job_table.h"
+#include "server/core/kbd_metrics.h"
+#include "server/core/scheduler.h"
+#include "server/core/worker_registry.h"
+#include "server/grpc/kbench_grpc_service.h"
+#include "server/grpc/worker_grpc_service.h"
+#include "server/http/dashboard_api.h"
+#include "server/http/http_server.h"
+#include "server/http/local_tool_backend.h"
+#include "server/http/metrics_route.h"
+#include "server/http/web_assets.h"
 #include "server/local_workers.h"
-#include "server/metrics.h"
-#include "server/problem_registry.h"
-#include "server/retention.h"
-#include "server/scheduler.h"
-#include "server/store.h"
-#include "server/web_assets.h"
-#include "server/worker_auth.h"
-#include "server/worker_grpc_service.h"
-#include "server/worker_registry.h"
+#include "server/store/retention.h"
+#include "server/store/store.h"
 #include "spdlog/spdlog.h"
 
 namespace {
@@ -113,7 +114,7 @@ int Run(const Flags& flags) {
                   std::string(ec.message()));
     return 2;
   }
-  // Workers must present this token (server/worker_auth.h).
+  // Workers must present this token (contract/worker_auth.h).
   const std::string token_file =
       flags.worker_token_file.empty()
           ? flags.data_dir + "/" + kbench::kWorkerTokenFileName

@@ -11,7 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "common/gpu_probe.h"
+#include "base/gpu_probe.h"
 #include "spdlog/spdlog.h"
 
 namespace kbench {

@@ -36,7 +36,7 @@ class LocalWorkers {
     std::string runner_binary;
     // Log level passed to the workers.
     std::string log_level = "info";
-    // kbd's worker token file (server/worker_auth.h), passed by path.
+    // kbd's worker token file (contract/worker_auth.h), passed by path.
     std::string token_file;
     // Consecutive failed starts (exit within 10 s) before giving up.
     int max_quick_failures = 5;

@@ -1,16 +1,16 @@
 // kbworker: one per GPU. Leases jobs from kbd over gRPC (the same path for
 // local and remote hosts) and runs each in a child kbrunner. It presents
 // kbd's worker token, read from --token-file, $KBENCH_WORKER_TOKEN_FILE or
-// $KBENCH_WORKER_TOKEN (server/worker_auth.h).
+// $KBENCH_WORKER_TOKEN (contract/worker_auth.h).
 #include <signal.h>
 
 #include <cstdlib>
 #include <thread>
 
 #include "CLI/CLI.hpp"
-#include "common/logging.h"
-#include "common/paths.h"
-#include "server/worker_auth.h"
+#include "base/logging.h"
+#include "base/paths.h"
+#include "contract/worker_auth.h"
 #include "spdlog/spdlog.h"
 #include "worker/worker_loop.h"
 

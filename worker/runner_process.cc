@@ -15,8 +15,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "common/proto_io.h"
-#include "common/status_macros.h"
+#include "base/proto_io.h"
+#include "base/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace kbench {

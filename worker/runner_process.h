@@ -3,7 +3,7 @@
 // runner; the worker sees an Outcome and starts a new one.
 //
 // The runner is started with its end of a socketpair on fd 3 (runner
-// protocol, common/proto_io.h), stdout on a pipe that is captured per job
+// protocol, base/proto_io.h), stdout on a pipe that is captured per job
 // (device printf), stderr inherited from the worker and stdin on /dev/null.
 // It runs in its own process group, so a kill takes any children with it,
 // and with PR_SET_PDEATHSIG(SIGKILL), so it dies when the worker dies. Note
@@ -37,9 +37,9 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/process/child_process.h"
 #include "kbench/v1/report.pb.h"
 #include "kbench/v1/worker.pb.h"
-#include "worker/child_process.h"
 
 namespace kbench {
 
@@ -171,7 +171,7 @@ class RunnerProcess {
   std::atomic<bool> kill_requested_{false};
 
   absl::Mutex mu_;
-  // The process: spawning, killing, reaping (worker/child_process.h).
+  // The process: spawning, killing, reaping (base/process/child_process.h).
   internal::ChildProcess child_ ABSL_GUARDED_BY(mu_);
   bool usable_ ABSL_GUARDED_BY(mu_) = true;
 };

@@ -17,9 +17,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "common/launch_plan.h"
+#include "base/process/child_process.h"
+#include "contract/launch_plan.h"
 #include "spdlog/spdlog.h"
-#include "worker/child_process.h"
 #include "worker/sanitizer_output.h"
 
 namespace kbench {

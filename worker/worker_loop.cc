@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
-#include "common/grpc_status.h"
-#include "server/worker_auth.h"
+#include "base/grpc/grpc_status.h"
+#include "contract/worker_auth.h"
 #include "spdlog/spdlog.h"
 #include "worker/sanitizer_runner.h"
 

@@ -30,7 +30,7 @@ class WorkerLoop {
   struct Options {
     // kbd's gRPC address.
     std::string server = "127.0.0.1:50051";
-    // The worker token (server/worker_auth.h), sent with every call.
+    // The worker token (contract/worker_auth.h), sent with every call.
     std::string token;
     // GPU index on this host (among CUDA_VISIBLE_DEVICES if that is set).
     int gpu = 0;

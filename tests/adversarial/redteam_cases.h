@@ -23,7 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kbench/v1/kbench.grpc.pb.h"
-#include "tests/testutil/process.h"
+#include "testing/process.h"
 
 namespace kbench::redteam {
 

@@ -15,8 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "kbench/v1/kbench.grpc.pb.h"
+#include "testing/process.h"
 #include "tests/adversarial/redteam_cases.h"
-#include "tests/testutil/process.h"
 
 namespace kbench {
 namespace {

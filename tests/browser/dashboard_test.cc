@@ -27,7 +27,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
-#include "tests/testutil/process.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {
@@ -167,7 +167,8 @@ TEST_F(DashboardBrowserTest, PagesRenderAndTheSessionUpdatesLive) {
     ASSERT_TRUE(index) << httplib::to_string(index.error());
     ASSERT_EQ(index->status, 200)
         << "kbd does not serve the web app at /: kbd_main.cc must add "
-           "InstallWebAssetRoutes (server/web_assets.h) to the HTTP routes";
+           "InstallWebAssetRoutes (server/http/web_assets.h) to the HTTP "
+           "routes";
     index = c.Get("/api/sessions");
     ASSERT_TRUE(index) << httplib::to_string(index.error());
     ASSERT_EQ(index->status, 200) << index->body;

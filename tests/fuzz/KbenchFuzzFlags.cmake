@@ -1,5 +1,5 @@
 # Included by the top-level CMakeLists.txt when KBENCH_FUZZ is ON, before
-# any library is defined: every C and C++ object of the build (kbcommon, the
+# any library is defined: every C and C++ object of the build (kb_base, the
 # generated protos, the client sources the targets use) gets libFuzzer's
 # coverage instrumentation, AddressSanitizer and UndefinedBehaviorSanitizer,
 # so the fuzzer is guided by the parsers' own branches and any UB aborts.

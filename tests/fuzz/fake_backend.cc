@@ -4,12 +4,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/contract_text.h"
-#include "common/launch_plan.h"
-#include "common/problem_util.h"
-#include "common/text_diff.h"
-#include "tests/unit/profile_fixtures.h"
-#include "tests/unit/report_fixtures.h"
+#include "analysis/profile_fixtures.h"
+#include "base/text_diff.h"
+#include "contract/contract_text.h"
+#include "contract/launch_plan.h"
+#include "contract/problem_util.h"
+#include "report/report_fixtures.h"
 
 namespace kbench {
 namespace fuzz {

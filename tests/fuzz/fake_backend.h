@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/agent_tools.h"
+#include "agent/agent_tools.h"
 #include "kbench/v1/problem.pb.h"
 
 namespace kbench {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "common/launch_plan.h"
-#include "common/problem_util.h"
+#include "contract/launch_plan.h"
+#include "contract/problem_util.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace kbench {

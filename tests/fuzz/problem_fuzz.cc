@@ -15,9 +15,9 @@
 #include <cstdint>
 #include <string>
 
-#include "common/contract_text.h"
-#include "common/launch_plan.h"
-#include "common/problem_util.h"
+#include "contract/contract_text.h"
+#include "contract/launch_plan.h"
+#include "contract/problem_util.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "tests/fuzz/fuzz_util.h"

@@ -20,7 +20,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "common/source_policy.h"
+#include "compiler/source_policy.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace kbench {

@@ -19,8 +19,8 @@
 #include <string>
 
 #include "absl/strings/ascii.h"
-#include "common/agent_tools.h"
-#include "common/untrusted_input.h"
+#include "agent/agent_tools.h"
+#include "base/untrusted_input.h"
 #include "tests/fuzz/fake_backend.h"
 #include "tests/fuzz/fuzz_util.h"
 

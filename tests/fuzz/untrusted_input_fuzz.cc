@@ -1,4 +1,4 @@
-// Fuzz target: the boundary checks of common/untrusted_input.h that every
+// Fuzz target: the boundary checks of base/untrusted_input.h that every
 // front end applies to client input: ValidateSessionId, ValidateJobId,
 // ValidateFileName, ValidateUtf8, ValidateText and CheckJsonLimits. Input: the
 // bytes of one field (or one JSON text).
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
-#include "common/untrusted_input.h"
+#include "base/untrusted_input.h"
 #include "nlohmann/json.hpp"
 #include "tests/fuzz/fuzz_util.h"
 

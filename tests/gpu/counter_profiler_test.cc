@@ -6,7 +6,7 @@
 // showed 2.4 MB of DRAM writes, so the flush now runs inside the pass; and
 // one read of twice the L2 left 92 KB of them, so the flush reads twice.)
 // Skips without an NVIDIA GPU or without profiling rights.
-#include "worker/runner/counter_profiler.h"
+#include "runner/profile/counter_profiler.h"
 
 #include <gtest/gtest.h>
 
@@ -22,14 +22,14 @@
 #include <utility>
 #include <vector>
 
-#include "common/paths.h"
-#include "common/status_macros.h"
-#include "tests/testutil/process.h"
-#include "worker/runner/cuda_status.h"
-#include "worker/runner/device_buffer.h"
-#include "worker/runner/device_context.h"
-#include "worker/runner/harness_kernels.h"
-#include "worker/runner/l2_flusher.h"
+#include "base/paths.h"
+#include "base/status_macros.h"
+#include "runner/device/cuda_status.h"
+#include "runner/device/device_buffer.h"
+#include "runner/device/device_context.h"
+#include "runner/device/harness_kernels.h"
+#include "runner/device/l2_flusher.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {

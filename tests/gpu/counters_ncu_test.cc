@@ -28,12 +28,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "common/ncu_csv.h"
+#include "bench/ncu_csv.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "kbench/v1/kbench.grpc.pb.h"
 #include "kbench/v1/worker.pb.h"
-#include "tests/testutil/process.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {

@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "absl/strings/str_replace.h"
-#include "common/nvrtc_compiler.h"
-#include "server/problem_registry.h"
-#include "tests/testutil/process.h"
-#include "worker/runner/ceilings.h"
-#include "worker/runner/clock_probe.h"
-#include "worker/runner/device_context.h"
-#include "worker/runner/evaluator.h"
-#include "worker/runner/tensor_set.h"
+#include "compiler/nvrtc_compiler.h"
+#include "contract/problem_registry.h"
+#include "runner/device/ceilings.h"
+#include "runner/device/clock_probe.h"
+#include "runner/device/device_context.h"
+#include "runner/device/tensor_set.h"
+#include "runner/evaluator.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {

@@ -11,8 +11,8 @@
 #include <sstream>
 #include <string>
 
-#include "tests/testutil/process.h"
-#include "worker/runner/line_loads.h"
+#include "runner/profile/line_loads.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {

@@ -14,8 +14,8 @@
 #include "absl/time/clock.h"
 #include "kbench/v1/kbench.grpc.pb.h"
 #include "nlohmann/json.hpp"
-#include "tests/testutil/pipe_child.h"
-#include "tests/testutil/process.h"
+#include "testing/pipe_child.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {

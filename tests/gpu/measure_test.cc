@@ -10,19 +10,19 @@
 #include <string>
 #include <vector>
 
-#include "common/problem_util.h"
-#include "server/problem_registry.h"
-#include "tests/testutil/process.h"
-#include "worker/runner/ceilings.h"
-#include "worker/runner/device_context.h"
-#include "worker/runner/event_timer.h"
-#include "worker/runner/harness_kernels.h"
-#include "worker/runner/interleaved_sampler.h"
-#include "worker/runner/kernel_activity.h"
-#include "worker/runner/l2_flusher.h"
-#include "worker/runner/reference_op.h"
-#include "worker/runner/stream_blocker.h"
-#include "worker/runner/tensor_set.h"
+#include "contract/problem_registry.h"
+#include "contract/problem_util.h"
+#include "runner/device/ceilings.h"
+#include "runner/device/device_context.h"
+#include "runner/device/event_timer.h"
+#include "runner/device/harness_kernels.h"
+#include "runner/device/l2_flusher.h"
+#include "runner/device/stream_blocker.h"
+#include "runner/device/tensor_set.h"
+#include "runner/profile/kernel_activity.h"
+#include "runner/reference/reference_op.h"
+#include "runner/timing/interleaved_sampler.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {

@@ -4,9 +4,9 @@
 // request), then a plan of two kernels, then a workspace memset before the
 // kernel; each in a process of its own, since SASS metrics collect once per
 // process (sass_line_counters.h), as in the runner's line-loads child
-// (worker/runner/line_loads.h), which profiles reach through kbd in
+// (runner/profile/line_loads.h), which profiles reach through kbd in
 // tests/gpu/counters_ncu_test.cc. Skips without an NVIDIA GPU.
-#include "worker/runner/sass_line_counters.h"
+#include "runner/profile/sass_line_counters.h"
 
 #include <cuda.h>
 #include <gtest/gtest.h>
@@ -23,14 +23,14 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/nvrtc_compiler.h"
-#include "common/paths.h"
-#include "common/status_macros.h"
-#include "tests/testutil/process.h"
-#include "worker/runner/cuda_status.h"
-#include "worker/runner/device_buffer.h"
-#include "worker/runner/device_context.h"
-#include "worker/runner/pc_sampler.h"
+#include "base/paths.h"
+#include "base/status_macros.h"
+#include "compiler/nvrtc_compiler.h"
+#include "runner/device/cuda_status.h"
+#include "runner/device/device_buffer.h"
+#include "runner/device/device_context.h"
+#include "runner/profile/pc_sampler.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {

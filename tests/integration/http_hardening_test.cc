@@ -24,8 +24,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
-#include "tests/testutil/process.h"
-#include "tests/testutil/raw_connection.h"
+#include "testing/process.h"
+#include "testing/raw_connection.h"
 
 namespace kbench {
 namespace {

@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "kbench/v1/kbench.grpc.pb.h"
 #include "nlohmann/json.hpp"
-#include "tests/testutil/process.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {

@@ -9,7 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
-#include "tests/testutil/process.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {

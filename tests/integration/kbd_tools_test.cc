@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "kbench/v1/kbench.grpc.pb.h"
-#include "server/store.h"
-#include "tests/testutil/process.h"
+#include "server/store/store.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {

@@ -15,8 +15,8 @@
 #include "absl/time/clock.h"
 #include "client/kbench_client.h"
 #include "nlohmann/json.hpp"
-#include "tests/testutil/pipe_child.h"
-#include "tests/testutil/process.h"
+#include "testing/pipe_child.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {

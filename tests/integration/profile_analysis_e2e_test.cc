@@ -11,7 +11,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "kbench/v1/kbench.grpc.pb.h"
-#include "tests/testutil/process.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {

@@ -14,8 +14,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "kbench/v1/kbench.grpc.pb.h"
+#include "testing/process.h"
 #include "tests/adversarial/redteam_cases.h"
-#include "tests/testutil/process.h"
 
 namespace kbench {
 namespace {

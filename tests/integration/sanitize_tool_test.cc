@@ -17,7 +17,7 @@
 #include "absl/time/clock.h"
 #include "kbench/v1/kbench.grpc.pb.h"
 #include "nlohmann/json.hpp"
-#include "tests/testutil/process.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {

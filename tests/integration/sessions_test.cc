@@ -7,7 +7,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "kbench/v1/kbench.grpc.pb.h"
-#include "tests/testutil/process.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {

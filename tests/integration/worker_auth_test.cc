@@ -23,7 +23,7 @@
 #include "gmock/gmock.h"
 #include "kbench/v1/kbench.grpc.pb.h"
 #include "kbench/v1/worker.grpc.pb.h"
-#include "tests/testutil/process.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {

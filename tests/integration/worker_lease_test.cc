@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "kbench/v1/kbench.grpc.pb.h"
-#include "tests/testutil/process.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {

@@ -28,12 +28,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "compiler/sandbox/compile_sandbox.h"
 #include "kbench/v1/kbench.grpc.pb.h"
 #include "nlohmann/json.hpp"
-#include "server/compile_sandbox.h"
+#include "testing/pipe_child.h"
+#include "testing/process.h"
 #include "tests/adversarial/compile/leak_cases.h"
-#include "tests/testutil/pipe_child.h"
-#include "tests/testutil/process.h"
 
 namespace kbench::compile_leak {
 namespace {

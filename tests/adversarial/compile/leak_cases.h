@@ -31,11 +31,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
-#include "common/nvrtc_compiler.h"
+#include "compiler/nvrtc_compiler.h"
+#include "compiler/sandbox/compile_sandbox.h"
 #include "google/protobuf/text_format.h"
 #include "kbench/v1/problem.pb.h"
-#include "server/compile_sandbox.h"
-#include "tests/testutil/process.h"
+#include "testing/process.h"
 
 namespace kbench::compile_leak {
 

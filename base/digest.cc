@@ -1,0 +1,30 @@
+#include "base/digest.h"
+
+#include <openssl/evp.h>
+
+#include "absl/strings/escaping.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+
+namespace kbench {
+
+std::string Sha256Hex(absl::string_view data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(md), len));
+}
+
+std::string ProtoDigest(const google::protobuf::Message& message) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream raw(&bytes);
+    google::protobuf::io::CodedOutputStream out(&raw);
+    out.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&out);
+  }
+  return Sha256Hex(bytes);
+}
+
+}  // namespace kbench

@@ -1,0 +1,38 @@
+// Digests of protos are deterministic (map order does not matter) and
+// sensitive to every field.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "base/digest.h"
+#include "kbench/v1/problem.pb.h"
+
+namespace kbench {
+namespace {
+
+TEST(ReproManifestTest, DigestIsDeterministicAndSensitive) {
+  v1::ShapeSet a;
+  a.set_name("odd");
+  v1::Shape* s = a.add_shapes();
+  s->set_name("b7");
+  (*s->mutable_dims())["R"] = 4;
+  (*s->mutable_dims())["B"] = 7;
+  (*s->mutable_dims())["H"] = 32;
+  v1::ShapeSet b;
+  b.set_name("odd");
+  v1::Shape* t = b.add_shapes();
+  t->set_name("b7");
+  (*t->mutable_dims())["H"] = 32;
+  (*t->mutable_dims())["B"] = 7;
+  (*t->mutable_dims())["R"] = 4;
+  EXPECT_EQ(ProtoDigest(a), ProtoDigest(b));
+  EXPECT_EQ(ProtoDigest(a).size(), 64u);
+  (*t->mutable_dims())["B"] = 8;
+  EXPECT_NE(ProtoDigest(a), ProtoDigest(b));
+}
+
+}  // namespace
+}  // namespace kbench

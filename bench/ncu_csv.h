@@ -1,0 +1,35 @@
+// NcuCsv: reads the CSV that `ncu --csv` writes (one row per kernel launch
+// and metric), for comparing kbench's figures with Nsight Compute's.
+// Values are converted to base units (bytes, nanoseconds), whatever unit
+// ncu printed them in, and thousands separators are removed.
+//
+// Thread safety: pure functions.
+#ifndef KBENCH_BENCH_NCU_CSV_H_
+#define KBENCH_BENCH_NCU_CSV_H_
+
+#include <string>
+#include <vector>
+
+namespace kbench {
+
+struct NcuRow {
+  std::string id;      // ncu's launch ID.
+  std::string kernel;  // "Kernel Name".
+  std::string grid;    // "Grid Size", e.g. "(12, 1, 1)".
+  std::string block;   // "Block Size".
+  std::string metric;
+  std::string unit;  // As printed.
+  double value = 0;  // In base units.
+};
+
+// Splits one CSV line: fields are double-quoted, and a quoted field may
+// hold commas ("(12, 1, 1)", "1,234.5").
+std::vector<std::string> CsvFields(const std::string& line);
+
+// Every metric row of an ncu CSV log; "==PROF==" lines and rows without a
+// numeric value are skipped.
+std::vector<NcuRow> ParseNcuCsv(const std::string& csv);
+
+}  // namespace kbench
+
+#endif  // KBENCH_BENCH_NCU_CSV_H_

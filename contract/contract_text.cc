@@ -1,0 +1,76 @@
+#include "contract/contract_text.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "contract/problem_util.h"
+
+namespace kbench {
+
+std::string KernelContractText(const v1::Problem& problem) {
+  std::string out;
+  absl::StrAppend(
+      &out, "KERNEL CONTRACT (problem ", problem.name(), ")\n",
+      "- One CUDA C++ file, device code only (no host code, no main, no "
+      "<<<>>> launches), at most 256 KiB. Compiled by NVRTC for the GPU's "
+      "arch (sm_90 on H100/H200) with --std=c++17 -lineinfo; CUDA headers "
+      "such as <cuda_bf16.h> are available, host headers are not.\n",
+      "- Define the entry point(s) as extern \"C\" __global__. The signature "
+      "kbench passes by default:\n    ",
+      EntryPrototype(problem, problem.entry_point()), "\n",
+      "- Declare the launch plan in the file, one line per launch, run in "
+      "order:\n"
+      "    // @kb launch ENTRY grid(x[, y[, z]]) block(x[, y[, z]]) "
+      "[smem(bytes)] "
+      "[args(name, ...)]\n"
+      "  Optional: // @kb workspace NAME bytes(EXPR)  (zero-filled before "
+      "every run; pass it by name in args)\n"
+      "            // @kb problem ",
+      problem.name(), "\n", "  EXPR: integers over the dims (");
+  std::vector<std::string> dims;
+  for (const v1::DimSpec& d : problem.dims()) dims.push_back(d.name());
+  absl::StrAppend(&out, absl::StrJoin(dims, ", "),
+                  ") with + - * / % ( ) and cdiv(a,b), min(..), max(..).\n");
+  absl::StrAppend(&out,
+                  "- Tensors are row-major and contiguous; write every output "
+                  "element (outputs start as NaN). Inputs are read-only.\n");
+  absl::StrAppend(&out, "- Layouts:");
+  for (const v1::TensorSpec& t : problem.tensors()) {
+    absl::StrAppend(&out, " ", t.name(), " (", absl::StrJoin(t.shape(), ", "),
+                    ") ", DTypeShortName(t.dtype()), ";");
+  }
+  out.back() = '\n';
+  const v1::Tolerance& tol = problem.tolerance();
+  absl::StrAppend(
+      &out, absl::StrFormat(
+                "- Correct means, on every trial: |out - ref| <= %g + "
+                "%g * |ref| per element and ||out - ref|| / ||ref|| <= "
+                "%g, against an fp64 reference on fresh random inputs "
+                "(%d trials per shape). NaN never passes.\n",
+                tol.atol(), tol.rtol(), tol.max_rel_norm(), problem.trials()));
+  absl::StrAppend(&out, "- Shapes checked:");
+  for (const v1::ShapeSet& set : problem.shape_sets()) {
+    if (set.hidden()) continue;
+    std::vector<std::string> shapes;
+    for (const v1::Shape& s : set.shapes()) {
+      absl::StatusOr<DimValues> d = ShapeDims(problem, s);
+      shapes.push_back(absl::StrCat(
+          s.name(), " (", d.ok() ? FormatDims(problem, *d) : "?", ")"));
+    }
+    absl::StrAppend(&out, "\n    ", set.name(), ": ",
+                    absl::StrJoin(shapes, ", "));
+  }
+  absl::StrAppend(&out, "\n  run_correctness checks ",
+                  absl::StrJoin(problem.check_shape_sets(), " + "),
+                  "; submit_kernel also times the first shape of ",
+                  problem.default_shape_set(), " against the reference.\n");
+  if (!problem.example_source().empty()) {
+    absl::StrAppend(&out, "EXAMPLE (a correct, naive kernel):\n",
+                    problem.example_source());
+  }
+  return out;
+}
+
+}  // namespace kbench

@@ -1,0 +1,73 @@
+#include "contract/hidden_redact.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+
+namespace kbench {
+
+std::string HiddenTrialFailure(const v1::TrialResult& t) {
+  if (t.nan_count() > 0) {
+    return absl::StrFormat(
+        "failed on a hidden case: %d of %d outputs are NaN or unwritten",
+        t.nan_count(), t.elements());
+  }
+  if (t.elements() == 0) return "failed on a hidden case";
+  return absl::StrFormat(
+      "failed on a hidden case: %d of %d outputs outside tolerance, max abs "
+      "error %.3g, max rel error %.3g, rel-norm error %.3g",
+      t.mismatches(), t.elements(), t.max_abs_error(), t.max_rel_error(),
+      t.rel_norm_error());
+}
+
+namespace {
+
+bool NamesHidden(const std::string& text,
+                 const std::vector<std::string>& hidden_names) {
+  for (const std::string& n : hidden_names) {
+    if (!n.empty() && absl::StrContains(text, n)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void RedactHiddenCases(const std::vector<std::string>& hidden_names,
+                       v1::JobResult* result) {
+  const v1::TrialResult* first_hidden_failure = nullptr;
+  v1::CorrectnessReport empty;
+  v1::CorrectnessReport* c =
+      result->has_correctness() ? result->mutable_correctness() : &empty;
+  for (v1::TrialResult& t : *c->mutable_trials()) {
+    // A trial of a hidden set is hidden even if the runner did not say so.
+    if (!t.hidden() && std::find(hidden_names.begin(), hidden_names.end(),
+                                 t.shape_set()) == hidden_names.end()) {
+      continue;
+    }
+    t.set_hidden(true);
+    t.set_shape_set(kHiddenSetName);
+    t.clear_shape();
+    t.clear_dims();
+    t.clear_seed();
+    t.clear_first_mismatch();
+    if (!t.passed() && first_hidden_failure == nullptr) {
+      first_hidden_failure = &t;
+    }
+  }
+  auto redact = [&](std::string* text) {
+    if (text->empty() || absl::StartsWith(*text, "failed on a hidden case")) {
+      return;
+    }
+    if (NamesHidden(*text, hidden_names)) {
+      *text = first_hidden_failure ? HiddenTrialFailure(*first_hidden_failure)
+                                   : "failed on a hidden case";
+    }
+  };
+  redact(c->mutable_message());
+  redact(result->mutable_message());
+  if (result->has_error()) redact(result->mutable_error()->mutable_message());
+}
+
+}  // namespace kbench

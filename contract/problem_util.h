@@ -1,0 +1,84 @@
+// Helpers over kbench.v1.Problem: validation of a problem file, dims of a
+// shape, tensor sizes, FLOPs and the C prototype of the entry point.
+//
+// Thread safety: free functions on values; safe to call concurrently.
+#ifndef KBENCH_CONTRACT_PROBLEM_UTIL_H_
+#define KBENCH_CONTRACT_PROBLEM_UTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "contract/expr.h"
+#include "kbench/v1/problem.pb.h"
+
+namespace kbench {
+
+// Bytes per element: FP32 4, BF16 2, FP16 2, FP64 8; 0 for unspecified.
+int DTypeSize(v1::DType dtype);
+// "float", "__nv_bfloat16", "__half", "double".
+std::string DTypeCName(v1::DType dtype);
+// "fp32", "bf16", "fp16", "fp64".
+std::string DTypeShortName(v1::DType dtype);
+
+// Full check of a problem as loaded from a file: unique non-empty names;
+// dims with 1 <= min <= max; tensor shapes parse and use only dims; the
+// signature names every tensor and dim exactly once, inputs before they are
+// used is not required; every shape of every set gives every dim a value in
+// its domain (min, max, multiple_of) and names no unknown dim; the default
+// and check shape sets exist; tolerance fields are positive; flops parses;
+// the reference op's required tensors exist with the right rank (for
+// GATHER_LINEAR: x (R,B,H), w (K,R*H), bias (K), out (B,K)). Errors are
+// InvalidArgument naming the problem and the field.
+absl::Status ValidateProblem(const v1::Problem& problem);
+
+// The dims of `shape` (validated against the problem's domain).
+absl::StatusOr<DimValues> ShapeDims(const v1::Problem& problem,
+                                    const v1::Shape& shape);
+
+// Checks one dims assignment against the problem's domain.
+absl::Status CheckDimsInDomain(const v1::Problem& problem,
+                               const DimValues& dims);
+
+// Number of elements of a tensor at `dims`.
+absl::StatusOr<int64_t> TensorElements(const v1::TensorSpec& tensor,
+                                       const DimValues& dims);
+
+// Evaluated extents of a tensor at `dims`.
+absl::StatusOr<std::vector<int64_t>> TensorExtents(const v1::TensorSpec& tensor,
+                                                   const DimValues& dims);
+
+// The tensor or nullptr.
+const v1::TensorSpec* FindTensor(const v1::Problem& problem,
+                                 const std::string& name);
+// The shape set or nullptr.
+const v1::ShapeSet* FindShapeSet(const v1::Problem& problem,
+                                 const std::string& name);
+// True when `name` is one of the problem's dims.
+bool IsDim(const v1::Problem& problem, const std::string& name);
+
+// Useful FLOPs at `dims` (the problem's flops expression).
+absl::StatusOr<double> ProblemFlops(const v1::Problem& problem,
+                                    const DimValues& dims);
+// Fewest bytes any kernel must move: every input read once and every
+// output written once.
+absl::StatusOr<double> ProblemMinBytes(const v1::Problem& problem,
+                                       const DimValues& dims);
+
+// The entry point's C prototype, e.g.
+// extern "C" __global__ void gather_linear(const float* x, const float* w,
+//     const float* bias, float* out, int R, int B, int H, int K)
+std::string EntryPrototype(const v1::Problem& problem,
+                           const std::string& entry_name);
+
+// "R=4 B=12 H=32 K=56", in the problem's dim order.
+std::string FormatDims(const v1::Problem& problem, const DimValues& dims);
+
+// A copy of the problem without hidden shape sets (for callers).
+v1::Problem PublicView(const v1::Problem& problem);
+
+}  // namespace kbench
+
+#endif  // KBENCH_CONTRACT_PROBLEM_UTIL_H_

@@ -1,0 +1,356 @@
+// ValidateProblem (declared in contract/problem_util.h): the full check of a
+// problem as loaded from a file, one Check* function per part.
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "contract/expr.h"
+#include "contract/problem_util.h"
+#include "contract/problem_util_internal.h"
+
+namespace kbench {
+namespace {
+
+using internal::DimNames;
+
+// Builds InvalidArgument errors prefixed with the problem's name.
+class Checker {
+ public:
+  explicit Checker(const v1::Problem& problem) : problem_(problem) {}
+
+  absl::Status Error(absl::string_view field, absl::string_view what) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat("problem '", problem_.name(), "': ", field, ": ", what));
+  }
+
+  // Parses `text` and checks it uses only the problem's dims.
+  absl::Status CheckExpr(absl::string_view field,
+                         absl::string_view text) const {
+    if (text.empty()) return Error(field, "the expression is empty");
+    absl::StatusOr<Expr> expr = Expr::Parse(text);
+    if (!expr.ok()) return Error(field, expr.status().message());
+    for (const std::string& name : expr->Names()) {
+      if (!IsDim(problem_, name)) {
+        return Error(field, absl::StrCat("'", text, "' uses '", name,
+                                         "', which is not a dim; dims are ",
+                                         DimNames(problem_)));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const v1::Problem& problem_;
+};
+
+absl::Status CheckDims(const v1::Problem& problem, const Checker& check) {
+  if (problem.dims().empty()) {
+    return check.Error("dims", "a problem needs at least one dim");
+  }
+  std::set<std::string> seen;
+  for (int i = 0; i < problem.dims_size(); ++i) {
+    const v1::DimSpec& dim = problem.dims(i);
+    const std::string field = absl::StrCat("dims[", i, "] (", dim.name(), ")");
+    if (!IsIdentifier(dim.name())) {
+      return check.Error(field,
+                         "name must be an identifier ([A-Za-z_][A-Za-z0-9_]*)");
+    }
+    if (!seen.insert(dim.name()).second) {
+      return check.Error(field, "duplicate dim name");
+    }
+    if (dim.min() < 1) {
+      return check.Error(field,
+                         absl::StrCat("min ", dim.min(), " must be >= 1"));
+    }
+    if (dim.max() < dim.min()) {
+      return check.Error(field, absl::StrCat("max ", dim.max(),
+                                             " must be >= min ", dim.min()));
+    }
+    if (dim.multiple_of() < 0) {
+      return check.Error(field, absl::StrCat("multiple_of ", dim.multiple_of(),
+                                             " must be >= 0"));
+    }
+    if (dim.multiple_of() > 1) {
+      const int64_t m = dim.multiple_of();
+      const int64_t first = (dim.min() + m - 1) / m * m;
+      if (first > dim.max()) {
+        return check.Error(
+            field, absl::StrCat("no multiple of ", m, " lies in [", dim.min(),
+                                ", ", dim.max(), "]"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTensors(const v1::Problem& problem, const Checker& check) {
+  if (problem.tensors().empty()) {
+    return check.Error("tensors", "a problem needs at least one tensor");
+  }
+  std::set<std::string> seen;
+  bool has_output = false;
+  for (int i = 0; i < problem.tensors_size(); ++i) {
+    const v1::TensorSpec& tensor = problem.tensors(i);
+    const std::string field =
+        absl::StrCat("tensors[", i, "] (", tensor.name(), ")");
+    if (!IsIdentifier(tensor.name())) {
+      return check.Error(field,
+                         "name must be an identifier ([A-Za-z_][A-Za-z0-9_]*)");
+    }
+    if (!seen.insert(tensor.name()).second) {
+      return check.Error(field, "duplicate tensor name");
+    }
+    if (IsDim(problem, tensor.name())) {
+      return check.Error(field, "the name is also a dim's name");
+    }
+    if (tensor.role() != v1::TENSOR_ROLE_INPUT &&
+        tensor.role() != v1::TENSOR_ROLE_OUTPUT) {
+      return check.Error(
+          field, "role must be TENSOR_ROLE_INPUT or TENSOR_ROLE_OUTPUT");
+    }
+    has_output |= tensor.role() == v1::TENSOR_ROLE_OUTPUT;
+    if (DTypeSize(tensor.dtype()) == 0) {
+      return check.Error(field,
+                         "dtype must be DTYPE_FP32, DTYPE_BF16, DTYPE_FP16 "
+                         "or DTYPE_FP64");
+    }
+    if (tensor.shape().empty()) {
+      return check.Error(field, "shape needs at least one extent");
+    }
+    for (int j = 0; j < tensor.shape_size(); ++j) {
+      RETURN_IF_ERROR(check.CheckExpr(absl::StrCat(field, ".shape[", j, "]"),
+                                      tensor.shape(j)));
+    }
+  }
+  if (!has_output) {
+    return check.Error("tensors", "no tensor has role TENSOR_ROLE_OUTPUT");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSignature(const v1::Problem& problem, const Checker& check) {
+  std::map<std::string, int> count;
+  for (const std::string& name : problem.signature()) {
+    if (FindTensor(problem, name) == nullptr && !IsDim(problem, name)) {
+      return check.Error(
+          "signature",
+          absl::StrCat("'", name, "' is neither a tensor nor a dim"));
+    }
+    if (++count[name] > 1) {
+      return check.Error("signature",
+                         absl::StrCat("'", name, "' appears more than once"));
+    }
+  }
+  for (const v1::TensorSpec& tensor : problem.tensors()) {
+    if (count[tensor.name()] == 0) {
+      return check.Error(
+          "signature", absl::StrCat("tensor '", tensor.name(), "' is missing"));
+    }
+  }
+  for (const v1::DimSpec& dim : problem.dims()) {
+    if (count[dim.name()] == 0) {
+      return check.Error("signature",
+                         absl::StrCat("dim '", dim.name(), "' is missing"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckShapeSets(const v1::Problem& problem, const Checker& check) {
+  if (problem.shape_sets().empty()) {
+    return check.Error("shape_sets", "a problem needs at least one shape set");
+  }
+  std::set<std::string> set_names;
+  for (int i = 0; i < problem.shape_sets_size(); ++i) {
+    const v1::ShapeSet& set = problem.shape_sets(i);
+    const std::string field =
+        absl::StrCat("shape_sets[", i, "] (", set.name(), ")");
+    if (set.name().empty()) return check.Error(field, "name is empty");
+    if (!set_names.insert(set.name()).second) {
+      return check.Error(field, "duplicate shape set name");
+    }
+    if (set.shapes().empty()) return check.Error(field, "has no shapes");
+    if (set.time_budget_ms() < 0) {
+      return check.Error(field, "time_budget_ms must be >= 0");
+    }
+    std::set<std::string> shape_names;
+    for (int j = 0; j < set.shapes_size(); ++j) {
+      const v1::Shape& shape = set.shapes(j);
+      const std::string shape_field =
+          absl::StrCat(field, ".shapes[", j, "] (", shape.name(), ")");
+      if (shape.name().empty())
+        return check.Error(shape_field, "name is empty");
+      if (!shape_names.insert(shape.name()).second) {
+        return check.Error(shape_field, "duplicate shape name in the set");
+      }
+      absl::StatusOr<DimValues> dims = ShapeDims(problem, shape);
+      if (!dims.ok()) return check.Error(shape_field, dims.status().message());
+      for (const v1::TensorSpec& tensor : problem.tensors()) {
+        absl::StatusOr<int64_t> elements = TensorElements(tensor, *dims);
+        if (!elements.ok()) {
+          return check.Error(shape_field,
+                             absl::StrCat("tensor '", tensor.name(),
+                                          "': ", elements.status().message()));
+        }
+      }
+    }
+  }
+  const v1::ShapeSet* def = FindShapeSet(problem, problem.default_shape_set());
+  if (problem.default_shape_set().empty() || def == nullptr) {
+    return check.Error(
+        "default_shape_set",
+        absl::StrCat("'", problem.default_shape_set(),
+                     "' is not one of the problem's shape sets"));
+  }
+  if (def->hidden()) {
+    return check.Error("default_shape_set",
+                       absl::StrCat("'", def->name(), "' is hidden"));
+  }
+  for (const std::string& name : problem.check_shape_sets()) {
+    const v1::ShapeSet* set = FindShapeSet(problem, name);
+    if (set == nullptr) {
+      return check.Error("check_shape_sets",
+                         absl::StrCat("'", name,
+                                      "' is not one of the problem's shape "
+                                      "sets"));
+    }
+    if (set->hidden()) {
+      return check.Error("check_shape_sets",
+                         absl::StrCat("'", name, "' is hidden"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTolerance(const v1::Problem& problem, const Checker& check) {
+  if (!problem.has_tolerance()) {
+    return check.Error("tolerance", "is missing");
+  }
+  const v1::Tolerance& tol = problem.tolerance();
+  const std::pair<const char*, double> fields[] = {
+      {"tolerance.atol", tol.atol()},
+      {"tolerance.rtol", tol.rtol()},
+      {"tolerance.max_rel_norm", tol.max_rel_norm()}};
+  for (const auto& [field, value] : fields) {
+    if (!(value > 0) || !std::isfinite(value)) {
+      return check.Error(field, absl::StrCat(value,
+                                             " must be positive and "
+                                             "finite"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// GATHER_LINEAR needs x (R,B,H), w (K,R*H), bias (K), out (B,K), all of one
+// dtype. Shapes are compared by value at probe dims, so "H*R" is as good as
+// "R*H".
+absl::Status CheckGatherLinear(const v1::Problem& problem,
+                               const Checker& check) {
+  for (const char* dim : {"R", "B", "H", "K"}) {
+    if (!IsDim(problem, dim)) {
+      return check.Error(
+          "dims",
+          absl::StrCat("REFERENCE_OP_GATHER_LINEAR needs dim '", dim, "'"));
+    }
+  }
+  struct Want {
+    const char* name;
+    v1::TensorRole role;
+    const char* shape_text;
+    std::vector<std::string> shape;
+  };
+  const Want wants[] = {
+      {"x", v1::TENSOR_ROLE_INPUT, "(R, B, H)", {"R", "B", "H"}},
+      {"w", v1::TENSOR_ROLE_INPUT, "(K, R*H)", {"K", "R*H"}},
+      {"bias", v1::TENSOR_ROLE_INPUT, "(K)", {"K"}},
+      {"out", v1::TENSOR_ROLE_OUTPUT, "(B, K)", {"B", "K"}},
+  };
+  const DimValues probes[] = {{{"R", 2}, {"B", 3}, {"H", 5}, {"K", 7}},
+                              {{"R", 11}, {"B", 13}, {"H", 17}, {"K", 19}}};
+  v1::DType dtype = v1::DTYPE_UNSPECIFIED;
+  for (const Want& want : wants) {
+    const v1::TensorSpec* tensor = FindTensor(problem, want.name);
+    const std::string field = absl::StrCat("tensor '", want.name, "'");
+    const std::string need = absl::StrCat(
+        "REFERENCE_OP_GATHER_LINEAR needs ", want.name, " ", want.shape_text,
+        " as an ", want.role == v1::TENSOR_ROLE_INPUT ? "input" : "output");
+    if (tensor == nullptr)
+      return check.Error(field, absl::StrCat(need, "; it is missing"));
+    if (tensor->role() != want.role) {
+      return check.Error(field, absl::StrCat(need, "; its role differs"));
+    }
+    if (tensor->shape_size() != static_cast<int>(want.shape.size())) {
+      return check.Error(
+          field, absl::StrCat(need, "; it has rank ", tensor->shape_size(),
+                              ", not ", want.shape.size()));
+    }
+    for (const DimValues& probe : probes) {
+      for (size_t i = 0; i < want.shape.size(); ++i) {
+        absl::StatusOr<int64_t> got = EvalExpr(tensor->shape(i), probe);
+        absl::StatusOr<int64_t> expected = EvalExpr(want.shape[i], probe);
+        if (!got.ok() || !expected.ok() || *got != *expected) {
+          return check.Error(
+              field, absl::StrCat(need, "; its shape is (",
+                                  absl::StrJoin(tensor->shape(), ", "), ")"));
+        }
+      }
+    }
+    if (dtype == v1::DTYPE_UNSPECIFIED) dtype = tensor->dtype();
+    if (tensor->dtype() != dtype) {
+      return check.Error(field,
+                         "REFERENCE_OP_GATHER_LINEAR needs x, w, bias and out "
+                         "to share one dtype");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateProblem(const v1::Problem& problem) {
+  Checker check(problem);
+  if (problem.name().empty()) {
+    return absl::InvalidArgumentError("problem: name is empty");
+  }
+  for (char c : problem.name()) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' &&
+        c != '.') {
+      return check.Error("name",
+                         "may contain only letters, digits, '_', '-' and '.'");
+    }
+  }
+  if (!IsIdentifier(problem.entry_point())) {
+    return check.Error("entry_point", absl::StrCat("'", problem.entry_point(),
+                                                   "' is not a C identifier"));
+  }
+  if (problem.reference() != v1::REFERENCE_OP_GATHER_LINEAR) {
+    return check.Error("reference",
+                       "unknown reference op; known: "
+                       "REFERENCE_OP_GATHER_LINEAR");
+  }
+  RETURN_IF_ERROR(CheckDims(problem, check));
+  RETURN_IF_ERROR(CheckTensors(problem, check));
+  RETURN_IF_ERROR(CheckSignature(problem, check));
+  RETURN_IF_ERROR(CheckShapeSets(problem, check));
+  RETURN_IF_ERROR(CheckTolerance(problem, check));
+  RETURN_IF_ERROR(check.CheckExpr("flops", problem.flops()));
+  if (problem.time_budget_ms() <= 0) {
+    return check.Error("time_budget_ms", "must be positive");
+  }
+  if (problem.trials() <= 0) return check.Error("trials", "must be positive");
+  if (problem.reference() == v1::REFERENCE_OP_GATHER_LINEAR) {
+    RETURN_IF_ERROR(CheckGatherLinear(problem, check));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kbench

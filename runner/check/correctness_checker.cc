@@ -1,0 +1,307 @@
+#include "runner/check/correctness_checker.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "contract/hidden_redact.h"
+#include "contract/problem_util.h"
+#include "runner/device/cuda_status.h"
+#include "runner/host/output_compare.h"
+#include "runner/host/run_checks.h"
+#include "spdlog/spdlog.h"
+
+namespace kbench {
+namespace {
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+std::string TrialFailure(const v1::TrialResult& t) {
+  std::string where = absl::StrCat(t.shape_set(), "/", t.shape());
+  if (t.nan_count() > 0) {
+    return absl::StrFormat(
+        "%s (seed %d): %d of %d outputs are NaN or unwritten (first at %s)",
+        where, t.seed(), t.nan_count(), t.elements(), t.first_mismatch());
+  }
+  return absl::StrFormat(
+      "%s (seed %d): %d of %d outputs outside tolerance, max abs error %.3g, "
+      "max rel error %.3g, rel-norm error %.3g; first mismatch at %s",
+      where, t.seed(), t.mismatches(), t.elements(), t.max_abs_error(),
+      t.max_rel_error(), t.rel_norm_error(),
+      t.first_mismatch().empty() ? "(none: the norm test failed)"
+                                 : t.first_mismatch());
+}
+
+}  // namespace
+
+uint64_t TrialSeed(uint64_t job_seed, int set, int shape, int trial) {
+  return Mix(job_seed ^ Mix((uint64_t(set) << 40) ^ (uint64_t(shape) << 20) ^
+                            uint64_t(trial)));
+}
+
+absl::Status CompareOutputs(
+    const v1::Problem& problem, const TensorSet& tensors,
+    const std::map<std::string, std::vector<double>>& golden,
+    cudaStream_t stream, v1::TrialResult* trial, ReferenceOp* read_from) {
+  bool all_passed = true;
+  std::vector<double> host;
+  for (const TensorSet::Tensor& t : tensors.tensors()) {
+    if (t.spec->role() != v1::TENSOR_ROLE_OUTPUT) continue;
+    const TensorSet::Tensor* src =
+        read_from ? read_from->EagerOutput(t.spec->name()) : &t;
+    if (src == nullptr) continue;
+    RETURN_IF_ERROR(tensors.ReadAsDouble(*src, stream, &host));
+    auto it = golden.find(t.spec->name());
+    if (it == golden.end() || it->second.size() != host.size()) {
+      return absl::InternalError(
+          absl::StrCat("the reference produced no golden result for '",
+                       t.spec->name(), "'"));
+    }
+    OutputLayout layout{t.extents, IndexNames(*t.spec)};
+    v1::TrialResult one;
+    CompareOutput(host.data(), it->second.data(),
+                  static_cast<int64_t>(host.size()), problem.tolerance(),
+                  layout, &one);
+    // With several outputs, report the first failing one (else the first).
+    if ((!one.passed() && all_passed) || trial->elements() == 0) {
+      trial->set_max_abs_error(one.max_abs_error());
+      trial->set_max_rel_error(one.max_rel_error());
+      trial->set_rel_norm_error(one.rel_norm_error());
+      trial->set_mismatches(one.mismatches());
+      trial->set_elements(one.elements());
+      trial->set_nan_count(one.nan_count());
+      trial->set_first_mismatch(one.first_mismatch());
+    }
+    all_passed = all_passed && one.passed();
+  }
+  trial->set_passed(all_passed);
+  return absl::OkStatus();
+}
+
+absl::Status CorrectnessChecker::RunOnce(BoundPlan* bound, TensorSet* tensors,
+                                         const std::vector<uint64_t>& sums,
+                                         const std::string& where, double* ms) {
+  cudaStream_t s = ctx_->stream();
+  RETURN_IF_ERROR(tensors->PoisonOutputs(s));
+  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s), "preparing a trial");
+  const auto t0 = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(bound->Enqueue());
+  const cudaError_t err = cudaStreamSynchronize(s);
+  if (err != cudaSuccess) {
+    return CudaRtStatus(err, absl::StrCat("running the kernel on ", where));
+  }
+  *ms = std::chrono::duration<double, std::milli>(
+            std::chrono::steady_clock::now() - t0)
+            .count();
+  std::string damage;
+  RETURN_IF_ERROR(tensors->CheckGuards(s, &damage));
+  if (!damage.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(damage, " (on ", where, ")"));
+  }
+  std::vector<uint64_t> after;
+  RETURN_IF_ERROR(tensors->InputChecksums(s, &after));
+  const std::string changed = tensors->DescribeInputChanges(sums, after);
+  if (!changed.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(changed, " (on ", where, ")"));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::Status ReadOutputs(const TensorSet& tensors, cudaStream_t stream,
+                         std::vector<std::vector<double>>* out) {
+  out->clear();
+  for (const TensorSet::Tensor& t : tensors.tensors()) {
+    if (t.spec->role() != v1::TENSOR_ROLE_OUTPUT) continue;
+    out->emplace_back();
+    RETURN_IF_ERROR(tensors.ReadAsDouble(t, stream, &out->back()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
+                                     const ProgressFn& progress,
+                                     v1::CorrectnessReport* report) {
+  const v1::Problem& problem = job.problem();
+  const int trials = job.trials() > 0 ? job.trials() : 1;
+  const int extra = job.kind() == v1::JOB_KIND_SUBMIT ? kHiddenExtraTrials : 0;
+  int total = 0;
+  for (const v1::ShapeSet& set : job.check_sets()) {
+    total += set.shapes_size() * (trials + (set.hidden() ? 0 : extra));
+  }
+  *report->mutable_tolerance() = problem.tolerance();
+  cudaStream_t s = ctx_->stream();
+  seeds_.clear();
+  hidden_trials_ = 0;
+  int done = 0;
+  for (int si = 0; si < job.check_sets_size(); ++si) {
+    const v1::ShapeSet& set = job.check_sets(si);
+    const int set_trials = trials + (set.hidden() ? 0 : extra);
+    for (int hi = 0; hi < set.shapes_size(); ++hi) {
+      const v1::Shape& shape = set.shapes(hi);
+      ASSIGN_OR_RETURN(const DimValues dims, ShapeDims(problem, shape));
+      const std::string shown_where =
+          set.hidden() ? "a hidden case"
+                       : absl::StrCat(set.name(), "/", shape.name(), " (",
+                                      FormatDims(problem, dims), ")");
+      absl::StatusOr<ConcretePlan> cplan_or =
+          ResolveLaunchPlan(plan_, problem, dims);
+      absl::Status limits = cplan_or.ok()
+                                ? CheckDeviceLimits(*cplan_or, ctx_->spec(),
+                                                    module_->StaticSmem())
+                                : cplan_or.status();
+      if (!limits.ok()) {
+        if (!set.hidden()) return limits;
+        return absl::Status(
+            limits.code(),
+            "the launch plan is invalid on a hidden case (its shape is not "
+            "shown): make grid, block and shared memory valid for every "
+            "shape in the problem's domain");
+      }
+      const ConcretePlan& cplan = *cplan_or;
+      ASSIGN_OR_RETURN(TensorSet tensors, TensorSet::Allocate(problem, dims));
+      ASSIGN_OR_RETURN(std::unique_ptr<BoundPlan> bound,
+                       module_->Bind(cplan, tensors));
+      // The reference's eager pipeline runs between the candidate's two runs
+      // where the library supports the shape (cuBLASLt may refuse odd
+      // bf16 leading dimensions); elsewhere the two runs are back to back.
+      bool eager_ok = true;
+      if (absl::Status st = reference_->PrepareEager(tensors); !st.ok()) {
+        spdlog::warn("no eager reference between runs on {}: {}", shown_where,
+                     std::string(st.message()));
+        cudaGetLastError();
+        eager_ok = false;
+      }
+      for (int t = 0; t < set_trials; ++t) {
+        const bool hidden = set.hidden() || t >= trials;
+        const std::string where =
+            hidden ? "a hidden case"
+                   : absl::StrCat(shown_where, ", trial ", t + 1);
+        ++done;
+        progress(hidden
+                     ? absl::StrCat("checking a hidden case (", done, "/",
+                                    total, ")")
+                     : absl::StrCat("checking ", shown_where, ", trial ", t + 1,
+                                    "/", trials, " (", done, "/", total, ")"));
+        v1::TrialResult* trial = report->add_trials();
+        trial->set_hidden(hidden);
+        trial->set_shape_set(set.name());
+        trial->set_shape(shape.name());
+        trial->mutable_dims()->insert(dims.begin(), dims.end());
+        trial->set_seed(TrialSeed(job.seed(), si, hi, t));
+        if (hidden) {
+          ++hidden_trials_;
+        } else {
+          seeds_.push_back(trial->seed());
+        }
+        RETURN_IF_ERROR(tensors.FillInputs(trial->seed(), s));
+        std::map<std::string, std::vector<double>> golden;
+        RETURN_IF_ERROR(reference_->Golden(tensors, &golden));
+        if (t == 0) {
+          // The problem's check must reject trivial outputs on this shape.
+          for (const auto& [name, values] : golden) {
+            RETURN_IF_ERROR(SanityCheckTolerance(
+                values.data(), static_cast<int64_t>(values.size()),
+                problem.tolerance(),
+                set.hidden() ? "(hidden)"
+                             : absl::StrCat(set.name(), "/", shape.name())));
+          }
+        }
+        RETURN_IF_ERROR(tensors.FillGuards(s));
+        std::vector<uint64_t> sums;
+        RETURN_IF_ERROR(tensors.InputChecksums(s, &sums));
+        // Run 1, then the reference, then run 2 on the same inputs.
+        double ms = 0;
+        RETURN_IF_ERROR(RunOnce(bound.get(), &tensors, sums, where, &ms));
+        trial->set_kernel_ms(ms);
+        RETURN_IF_ERROR(CompareOutputs(problem, tensors, golden, s, trial));
+        std::vector<std::vector<double>> first;
+        RETURN_IF_ERROR(ReadOutputs(tensors, s, &first));
+        if (eager_ok) {
+          absl::Status st = reference_->RunEager();
+          if (st.ok()) {
+            CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s),
+                                 "running the reference between the two runs");
+          } else {
+            spdlog::warn("eager reference on {}: {}", shown_where,
+                         std::string(st.message()));
+            cudaGetLastError();
+            eager_ok = false;
+          }
+        }
+        RETURN_IF_ERROR(RunOnce(bound.get(), &tensors, sums, where, &ms));
+        std::string differ;
+        bool second_failed = false;
+        if (trial->passed()) {
+          // A run that passed must be followed by one that passes, too.
+          v1::TrialResult second;
+          RETURN_IF_ERROR(CompareOutputs(problem, tensors, golden, s, &second));
+          std::vector<std::vector<double>> again;
+          RETURN_IF_ERROR(ReadOutputs(tensors, s, &again));
+          size_t oi = 0;
+          for (const TensorSet::Tensor& out : tensors.tensors()) {
+            if (out.spec->role() != v1::TENSOR_ROLE_OUTPUT) continue;
+            if (differ.empty() && oi < first.size() && oi < again.size() &&
+                first[oi].size() == again[oi].size()) {
+              differ = CompareRuns(
+                  first[oi].data(), again[oi].data(),
+                  static_cast<int64_t>(first[oi].size()), problem.tolerance(),
+                  OutputLayout{out.extents, IndexNames(*out.spec)}, !hidden);
+              if (!differ.empty()) {
+                differ = absl::StrCat("'", out.spec->name(), "': ", differ);
+              }
+            }
+            ++oi;
+          }
+          if (!second.passed()) {
+            second_failed = true;
+            trial->set_passed(false);
+            trial->set_max_abs_error(second.max_abs_error());
+            trial->set_max_rel_error(second.max_rel_error());
+            trial->set_rel_norm_error(second.rel_norm_error());
+            trial->set_mismatches(second.mismatches());
+            trial->set_nan_count(second.nan_count());
+            trial->set_first_mismatch(second.first_mismatch());
+          } else if (!differ.empty()) {
+            trial->set_passed(false);
+          }
+        }
+        if (!trial->passed() && report->message().empty()) {
+          std::string why =
+              hidden ? HiddenTrialFailure(*trial) : TrialFailure(*trial);
+          if (second_failed) {
+            absl::StrAppend(&why,
+                            " (on the second run of the same inputs, after "
+                            "the reference ran; the first run was right: the "
+                            "kernel must not rely on state left by an "
+                            "earlier call)");
+          } else if (!differ.empty()) {
+            why = hidden ? absl::StrCat("failed on a hidden case: ", differ)
+                         : absl::StrCat(shown_where, " (seed ", trial->seed(),
+                                        "): ", differ);
+          }
+          report->set_message(why);
+        }
+      }
+    }
+  }
+  int passed = 0;
+  for (const v1::TrialResult& t : report->trials()) passed += t.passed();
+  report->set_trials_run(report->trials_size());
+  report->set_trials_passed(passed);
+  report->set_passed(passed == report->trials_size() && passed > 0);
+  return absl::OkStatus();
+}
+
+}  // namespace kbench

@@ -1,0 +1,282 @@
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "runner/device/harness_kernels.h"
+
+namespace kbench {
+namespace {
+
+// kbench.v1.DType values.
+constexpr int kFp32 = 1, kBf16 = 2, kFp16 = 3, kFp64 = 4;
+
+constexpr int kThreads = 256;
+
+__host__ __device__ inline uint64_t SplitMix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+__device__ inline void Store(void* dst, int dtype, int64_t i, double v) {
+  switch (dtype) {
+    case kFp32:
+      static_cast<float*>(dst)[i] = static_cast<float>(v);
+      break;
+    case kBf16:
+      static_cast<__nv_bfloat16*>(dst)[i] =
+          __float2bfloat16_rn(static_cast<float>(v));
+      break;
+    case kFp16:
+      static_cast<__half*>(dst)[i] = __float2half_rn(static_cast<float>(v));
+      break;
+    default:
+      static_cast<double*>(dst)[i] = v;
+  }
+}
+
+__device__ inline double Load(const void* src, int dtype, int64_t i) {
+  switch (dtype) {
+    case kFp32:
+      return static_cast<const float*>(src)[i];
+    case kBf16:
+      return __bfloat162float(static_cast<const __nv_bfloat16*>(src)[i]);
+    case kFp16:
+      return __half2float(static_cast<const __half*>(src)[i]);
+    default:
+      return static_cast<const double*>(src)[i];
+  }
+}
+
+__global__ void FillUniformKernel(void* dst, int dtype, int64_t n,
+                                  uint64_t seed, float lo, float hi) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const uint64_t r = SplitMix64(seed ^ SplitMix64(uint64_t(i)));
+    const double u = double(r >> 11) * (1.0 / 9007199254740992.0);  // [0,1)
+    Store(dst, dtype, i, lo + (double(hi) - lo) * u);
+  }
+}
+
+__global__ void FillWideRangeKernel(void* dst, int dtype, int64_t n,
+                                    uint64_t seed, double log_lo,
+                                    double log_span) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const uint64_t r = SplitMix64(seed ^ SplitMix64(uint64_t(i)));
+    const double u = double(r >> 11) * (1.0 / 9007199254740992.0);  // [0,1)
+    const double mag = exp10(log_lo + log_span * u);
+    Store(dst, dtype, i, (r & 1) ? -mag : mag);
+  }
+}
+
+__global__ void ClockProbeKernel(unsigned long long* out, long long cycles) {
+  if (threadIdx.x != 0) return;
+  uint64_t t0, t1;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  const long long c0 = clock64();
+  long long c1 = c0;
+  while (c1 - c0 < cycles) c1 = clock64();
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+  if (blockIdx.x == 0) {
+    out[0] = static_cast<unsigned long long>(c1 - c0);
+    out[1] = t1 - t0;
+  }
+}
+
+__global__ void FillNaNKernel(void* dst, int dtype, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    Store(dst, dtype, i, __longlong_as_double(0x7ff8000000000000ll));
+  }
+}
+
+__global__ void ToDoubleKernel(const void* src, int dtype, double* dst,
+                               int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    dst[i] = Load(src, dtype, i);
+  }
+}
+
+// One thread per element of gathered (B, R*H).
+__global__ void GatherKernel(const void* x, int src_dtype, void* gathered,
+                             int dst_dtype, int R, int B, int H) {
+  const int64_t RH = int64_t(R) * H;
+  const int64_t n = int64_t(B) * RH;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t b = i / RH, j = i % RH;
+    const int64_t r = j / H, h = j % H;
+    const int64_t src = (r * B + b) * H + h;
+    if (src_dtype == dst_dtype && src_dtype == kFp32) {
+      static_cast<float*>(gathered)[i] = static_cast<const float*>(x)[src];
+    } else if (src_dtype == dst_dtype && src_dtype != kFp64) {
+      // Same 16-bit type: copy the bits.
+      static_cast<uint16_t*>(gathered)[i] =
+          static_cast<const uint16_t*>(x)[src];
+    } else {
+      Store(gathered, dst_dtype, i, Load(x, src_dtype, src));
+    }
+  }
+}
+
+__global__ void BroadcastRowsKernel(const double* bias, double* out, int B,
+                                    int K) {
+  const int64_t n = int64_t(B) * K;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    out[i] = bias[i % K];
+  }
+}
+
+__global__ void BlockStreamKernel(const volatile int* flag, int* timed_out,
+                                  uint64_t timeout_ns) {
+  uint64_t start;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  while (*flag == 0) {
+    uint64_t now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (now - start > timeout_ns) {
+      *timed_out = 1;
+      break;
+    }
+    __nanosleep(100);
+  }
+}
+
+__global__ void SpinForKernel(uint64_t ns) {
+  uint64_t start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
+__global__ void FmaProbeKernel(float* out, int iterations) {
+  const float a = 1.0f + 1e-7f * threadIdx.x, b = 1e-7f;
+  float x0 = threadIdx.x, x1 = x0 + 1, x2 = x0 + 2, x3 = x0 + 3;
+  float x4 = x0 + 4, x5 = x0 + 5, x6 = x0 + 6, x7 = x0 + 7;
+  for (int i = 0; i < iterations; ++i) {
+    x0 = fmaf(x0, a, b);
+    x1 = fmaf(x1, a, b);
+    x2 = fmaf(x2, a, b);
+    x3 = fmaf(x3, a, b);
+    x4 = fmaf(x4, a, b);
+    x5 = fmaf(x5, a, b);
+    x6 = fmaf(x6, a, b);
+    x7 = fmaf(x7, a, b);
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] =
+      x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7;
+}
+
+unsigned int Blocks(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned int>(
+      blocks < 65535 * 8 ? (blocks > 0 ? blocks : 1) : 65535 * 8);
+}
+
+// Reads every 16-byte word of `buf` (grid-stride, coalesced) and folds
+// them into one value, stored only if it equals `never` (the buffer is
+// zeros and `never` is not zero), so the loads cannot be elided and
+// nothing is written.
+__global__ void ReadAllKernel(const uint4* buf, int64_t n, unsigned never,
+                              unsigned* sink) {
+  unsigned acc = 0;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const uint4 v = __ldcg(buf + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == never) *sink = acc;
+}
+
+}  // namespace
+
+cudaError_t LaunchBlockStream(const volatile int* flag, int* timed_out,
+                              uint64_t timeout_ns, cudaStream_t stream) {
+  BlockStreamKernel<<<1, 1, 0, stream>>>(flag, timed_out, timeout_ns);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchFmaProbe(float* out, int iterations, int blocks, int threads,
+                           cudaStream_t stream) {
+  FmaProbeKernel<<<blocks, threads, 0, stream>>>(out, iterations);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchSpinFor(uint64_t ns, cudaStream_t stream) {
+  SpinForKernel<<<1, 1, 0, stream>>>(ns);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchFillUniform(void* dst, int dtype, int64_t n, uint64_t seed,
+                              float lo, float hi, cudaStream_t stream) {
+  FillUniformKernel<<<Blocks(n), kThreads, 0, stream>>>(dst, dtype, n, seed, lo,
+                                                        hi);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchFillWideRange(void* dst, int dtype, int64_t n, uint64_t seed,
+                                float min_mag, float max_mag,
+                                cudaStream_t stream) {
+  const double lo = log10(double(min_mag)), hi = log10(double(max_mag));
+  FillWideRangeKernel<<<Blocks(n), kThreads, 0, stream>>>(dst, dtype, n, seed,
+                                                          lo, hi - lo);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchClockProbe(unsigned long long* out, long long cycles,
+                             int blocks, cudaStream_t stream) {
+  const unsigned int grid = blocks > 0 ? static_cast<unsigned int>(blocks) : 1;
+  ClockProbeKernel<<<grid, 32, 0, stream>>>(out, cycles);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchFillNaN(void* dst, int dtype, int64_t n,
+                          cudaStream_t stream) {
+  FillNaNKernel<<<Blocks(n), kThreads, 0, stream>>>(dst, dtype, n);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchToDouble(const void* src, int dtype, double* dst, int64_t n,
+                           cudaStream_t stream) {
+  ToDoubleKernel<<<Blocks(n), kThreads, 0, stream>>>(src, dtype, dst, n);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchGatherToDouble(const void* x, int dtype, double* gathered,
+                                 int R, int B, int H, cudaStream_t stream) {
+  const int64_t n = int64_t(B) * R * H;
+  GatherKernel<<<Blocks(n), kThreads, 0, stream>>>(x, dtype, gathered, kFp64, R,
+                                                   B, H);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchBroadcastRows(const double* bias, double* out, int B, int K,
+                                cudaStream_t stream) {
+  BroadcastRowsKernel<<<Blocks(int64_t(B) * K), kThreads, 0, stream>>>(
+      bias, out, B, K);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchConcatLastDim(const void* x, void* gathered, int dtype, int R,
+                                int B, int H, cudaStream_t stream) {
+  const int64_t n = int64_t(B) * R * H;
+  GatherKernel<<<Blocks(n), kThreads, 0, stream>>>(x, dtype, gathered, dtype, R,
+                                                   B, H);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchReadAll(const void* buf, size_t bytes, unsigned never,
+                          unsigned* sink, cudaStream_t stream) {
+  const int64_t n = static_cast<int64_t>(bytes / sizeof(uint4));
+  ReadAllKernel<<<1024, kThreads, 0, stream>>>(static_cast<const uint4*>(buf),
+                                               n, never, sink);
+  return cudaGetLastError();
+}
+
+}  // namespace kbench

@@ -1,0 +1,83 @@
+// The runner's own kernels, built ahead by nvcc: seeded random inputs,
+// NaN poisoning, fp64 conversions for the golden result, and the concat
+// kernel of the eager reference pipeline. Host-side launchers, callable
+// from plain C++.
+//
+// dtype arguments are kbench.v1.DType values (FP32, BF16, FP16, FP64).
+// Thread safety: launches onto the given stream; no shared state.
+#ifndef KBENCH_RUNNER_DEVICE_HARNESS_KERNELS_H_
+#define KBENCH_RUNNER_DEVICE_HARNESS_KERNELS_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace kbench {
+
+// dst[i] = uniform in [lo, hi), from a counter-based hash of (seed, i), then
+// rounded to the dtype. The same (seed, n) always gives the same values.
+cudaError_t LaunchFillUniform(void* dst, int dtype, int64_t n, uint64_t seed,
+                              float lo, float hi, cudaStream_t stream);
+
+// dst[i] = s * 10^e with a random sign s and e uniform in
+// [log10(min_mag), log10(max_mag)), from a counter-based hash of (seed, i),
+// rounded to the dtype: wide dynamic range, mixed signs, never zero.
+cudaError_t LaunchFillWideRange(void* dst, int dtype, int64_t n, uint64_t seed,
+                                float min_mag, float max_mag,
+                                cudaStream_t stream);
+
+// dst[i] = quiet NaN in the dtype.
+cudaError_t LaunchFillNaN(void* dst, int dtype, int64_t n, cudaStream_t stream);
+
+// dst[i] = (double)src[i].
+cudaError_t LaunchToDouble(const void* src, int dtype, double* dst, int64_t n,
+                           cudaStream_t stream);
+
+// Gather of x (R, B, H) into gathered (B, R*H), in fp64:
+// gathered[b][r*H + h] = (double)x[r][b][h].
+cudaError_t LaunchGatherToDouble(const void* x, int dtype, double* gathered,
+                                 int R, int B, int H, cudaStream_t stream);
+
+// out[b][k] = bias[k] for b < B, k < K (fp64).
+cudaError_t LaunchBroadcastRows(const double* bias, double* out, int B, int K,
+                                cudaStream_t stream);
+
+// The eager reference's concat (as torch.cat of the R shards along the last
+// dim): gathered[b][r*H + h] = x[r][b][h], in the dtype.
+cudaError_t LaunchConcatLastDim(const void* x, void* gathered, int dtype, int R,
+                                int B, int H, cudaStream_t stream);
+
+// Spins one thread until *flag != 0 (host-mapped memory) or `timeout_ns` of
+// GPU time passed; on timeout writes 1 to *timed_out. Holds the stream so
+// that work queued behind it runs back to back, free of host launch gaps
+// (nvbench's blocking kernel).
+cudaError_t LaunchBlockStream(const volatile int* flag, int* timed_out,
+                              uint64_t timeout_ns, cudaStream_t stream);
+
+// One thread spins for `ns` of GPU time (%globaltimer): a workload of known
+// duration, for testing the timers.
+cudaError_t LaunchSpinFor(uint64_t ns, cudaStream_t stream);
+
+// FP32 FMA throughput probe: every thread runs `iterations` rounds of 8
+// independent FMA chains and writes one value to out[thread] (so nothing is
+// optimized away). FLOPs = 2 * 8 * iterations * blocks * threads.
+cudaError_t LaunchFmaProbe(float* out, int iterations, int blocks, int threads,
+                           cudaStream_t stream);
+
+// SM clock probe: one thread per block spins for `cycles` clock64() cycles
+// and block 0 writes out[0] = cycles elapsed and out[1] = %globaltimer ns
+// elapsed, so MHz = 1000 * out[0] / out[1]. One block per SM keeps every
+// SM busy at once.
+cudaError_t LaunchClockProbe(unsigned long long* out, long long cycles,
+                             int blocks, cudaStream_t stream);
+
+// Reads every byte of `buf` (`bytes`, a multiple of 16, 16-byte aligned)
+// through L2 and writes *sink only if the words fold to `never`: with a
+// zeroed buffer and `never` != 0 it writes nothing. Used to leave the L2
+// holding clean lines only (L2Flusher).
+cudaError_t LaunchReadAll(const void* buf, size_t bytes, unsigned never,
+                          unsigned* sink, cudaStream_t stream);
+
+}  // namespace kbench
+
+#endif  // KBENCH_RUNNER_DEVICE_HARNESS_KERNELS_H_

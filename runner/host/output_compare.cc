@@ -1,0 +1,91 @@
+#include "runner/host/output_compare.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "contract/expr.h"
+
+namespace kbench {
+namespace {
+
+std::string FormatIndex(int64_t flat, const OutputLayout& layout) {
+  const size_t rank = layout.extents.size();
+  if (rank == 0 || layout.index_names.size() != rank) {
+    return absl::StrCat("i=", flat);
+  }
+  std::vector<int64_t> idx(rank);
+  for (size_t a = rank; a-- > 0;) {
+    const int64_t e = std::max<int64_t>(layout.extents[a], 1);
+    idx[a] = flat % e;
+    flat /= e;
+  }
+  std::vector<std::string> parts;
+  for (size_t a = 0; a < rank; ++a) {
+    parts.push_back(absl::StrCat(layout.index_names[a], "=", idx[a]));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+}  // namespace
+
+void CompareOutput(const double* out, const double* ref, int64_t n,
+                   const v1::Tolerance& tolerance, const OutputLayout& layout,
+                   v1::TrialResult* trial) {
+  const double atol = tolerance.atol();
+  const double rtol = tolerance.rtol();
+  double max_abs = 0, max_rel = 0, diff_sq = 0, ref_sq = 0;
+  int64_t mismatches = 0, nans = 0, first = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    const double o = out[i], r = ref[i];
+    if (!std::isfinite(o)) {
+      if (std::isnan(o)) ++nans;
+      ++mismatches;
+      if (first < 0) first = i;
+      max_abs = INFINITY;
+      max_rel = INFINITY;
+      diff_sq = INFINITY;
+      ref_sq += r * r;
+      continue;
+    }
+    const double d = std::fabs(o - r);
+    max_abs = std::max(max_abs, d);
+    max_rel = std::max(max_rel, d / std::max(std::fabs(r), atol));
+    diff_sq += d * d;
+    ref_sq += r * r;
+    if (!(d <= atol + rtol * std::fabs(r))) {
+      ++mismatches;
+      if (first < 0) first = i;
+    }
+  }
+  const double rel_norm =
+      ref_sq > 0 ? std::sqrt(diff_sq / ref_sq) : std::sqrt(diff_sq);
+  trial->set_max_abs_error(max_abs);
+  trial->set_max_rel_error(max_rel);
+  trial->set_rel_norm_error(rel_norm);
+  trial->set_mismatches(mismatches);
+  trial->set_elements(n);
+  trial->set_nan_count(nans);
+  trial->set_first_mismatch(first >= 0 ? FormatIndex(first, layout) : "");
+  trial->set_passed(mismatches == 0 && nans == 0 &&
+                    rel_norm <= tolerance.max_rel_norm());
+}
+
+std::vector<std::string> IndexNames(const v1::TensorSpec& tensor) {
+  std::vector<std::string> names;
+  for (int a = 0; a < tensor.shape_size(); ++a) {
+    const std::string& e = tensor.shape(a);
+    if (IsIdentifier(e)) {
+      std::string lower = e;
+      for (char& c : lower) c = std::tolower(static_cast<unsigned char>(c));
+      names.push_back(lower);
+    } else {
+      names.push_back(absl::StrCat("i", a));
+    }
+  }
+  return names;
+}
+
+}  // namespace kbench

@@ -1,0 +1,62 @@
+// Host-side checks of the runner's hardening, testable without a GPU:
+// input checksums, the comparison of a trial's two runs, the per-problem
+// sanity check of the tolerance against trivial outputs, the physical time
+// floor and the clock-throttling note.
+//
+// Thread safety: pure functions; safe to call concurrently.
+#ifndef KBENCH_RUNNER_HOST_RUN_CHECKS_H_
+#define KBENCH_RUNNER_HOST_RUN_CHECKS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "kbench/v1/problem.pb.h"
+#include "kbench/v1/report.pb.h"
+#include "runner/host/output_compare.h"
+
+namespace kbench {
+
+// 64-bit FNV-1a of `n` bytes: a cheap checksum of an input's contents.
+uint64_t InputChecksum(const void* data, size_t n);
+
+// "" when equal; else "modified input 'x': its contents changed during the
+// kernel's run (checksum A before, B after). Inputs are read-only: ...".
+std::string DescribeInputChange(const std::string& tensor, uint64_t before,
+                                uint64_t after);
+
+// Compares two runs of the same trial (same inputs). Exact equality is
+// expected from a deterministic kernel; differences within the problem's
+// tolerance of each other are allowed (atomics reorder fp32 sums). Returns
+// "" when they agree, else "the two runs of the same inputs differed ..."
+// with the figures (elements, max abs difference; NaN in one run only).
+std::string CompareRuns(const double* first, const double* second, int64_t n,
+                        const v1::Tolerance& tolerance,
+                        const OutputLayout& layout, bool show_index);
+
+// The sanity check of a problem's comparison on one shape: an all-zero
+// output and a constant output (the golden mean) must both fail against
+// `golden`. FailedPrecondition "the problem's check is too weak on shape
+// ..." when either would pass; `where` names the shape.
+absl::Status SanityCheckTolerance(const double* golden, int64_t n,
+                                  const v1::Tolerance& tolerance,
+                                  const std::string& where);
+
+// The physical floor, in us: max(min_bytes / peak bandwidth, flops / peak
+// rate). Peaks are the measured ceilings where present, else the datasheet;
+// 0 when neither is known.
+double PhysicalFloorUs(double flops, double min_bytes, const v1::GpuSpec& spec);
+
+// "" when `median_us` is plausible; else "impossible: faster than the
+// physical floor ..." when median_us < 0.9 * floor_us.
+std::string CheckTimeFloor(double median_us, double floor_us);
+
+// "" when the clock held; else "clock dropped from X to Y MHz during timing:
+// results may be pessimistic" (after < 0.9 x before), or "SM clock Y MHz is
+// far below the maximum of M MHz ..." (below 0.7 x max). 0 means unknown.
+std::string ThrottleNote(double before_mhz, double after_mhz, int max_mhz);
+
+}  // namespace kbench
+
+#endif  // KBENCH_RUNNER_HOST_RUN_CHECKS_H_

@@ -1,0 +1,123 @@
+#include "runner/profile/kernel_activity.h"
+
+#include <cupti.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+
+#include "runner/device/cuda_status.h"
+
+namespace kbench {
+namespace {
+
+constexpr size_t kBufferBytes = 4 << 20;
+
+std::mutex& Mu() {
+  static std::mutex mu;
+  return mu;
+}
+
+std::vector<KernelActivity::Record>& Records() {
+  static std::vector<KernelActivity::Record> records;
+  return records;
+}
+
+void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size,
+                              size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = *buffer != nullptr ? kBufferBytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t,
+                              size_t valid) {
+  CUpti_Activity* record = nullptr;
+  std::lock_guard<std::mutex> lock(Mu());
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+        record->kind != CUPTI_ACTIVITY_KIND_KERNEL) {
+      continue;
+    }
+    const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+    Records().push_back({k->name != nullptr ? k->name : "", k->start, k->end});
+  }
+  std::free(buffer);
+}
+
+}  // namespace
+
+KernelActivity::~KernelActivity() {
+  if (started_) cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+}
+
+absl::Status KernelActivity::Start() {
+  static const CUptiResult registered =
+      cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
+  if (absl::Status s = CuptiStatus(registered, "CUPTI registering buffers");
+      !s.ok()) {
+    return s;
+  }
+  {
+    std::lock_guard<std::mutex> lock(Mu());
+    Records().clear();
+  }
+  if (absl::Status s = CuptiStatus(
+          cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+          "CUPTI enabling kernel activity");
+      !s.ok()) {
+    return s;
+  }
+  started_ = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<KernelActivity::Record>> KernelActivity::Stop() {
+  if (!started_) return absl::FailedPreconditionError("not started");
+  started_ = false;
+  const CUptiResult disabled =
+      cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  const CUptiResult flushed =
+      cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (absl::Status s = CuptiStatus(disabled, "CUPTI disabling kernel activity");
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CuptiStatus(flushed, "CUPTI flushing activity");
+      !s.ok()) {
+    return s;
+  }
+  std::vector<Record> out;
+  {
+    std::lock_guard<std::mutex> lock(Mu());
+    out.swap(Records());
+  }
+  std::stable_sort(
+      out.begin(), out.end(),
+      [](const Record& a, const Record& b) { return a.start_ns < b.start_ns; });
+  return out;
+}
+
+std::vector<double> RunTimesUs(
+    const std::vector<KernelActivity::Record>& records,
+    const std::set<std::string>& entries, int launches_per_run, int skip_runs) {
+  std::vector<const KernelActivity::Record*> mine;
+  for (const KernelActivity::Record& r : records) {
+    if (entries.count(r.name) > 0) mine.push_back(&r);
+  }
+  if (launches_per_run <= 0 || mine.empty() ||
+      mine.size() % launches_per_run != 0) {
+    return {};
+  }
+  std::vector<double> runs;
+  for (size_t i = 0; i < mine.size(); i += launches_per_run) {
+    double us = 0;
+    for (int j = 0; j < launches_per_run; ++j) us += mine[i + j]->duration_us();
+    runs.push_back(us);
+  }
+  if (static_cast<int>(runs.size()) <= skip_runs) return {};
+  runs.erase(runs.begin(), runs.begin() + skip_runs);
+  return runs;
+}
+
+}  // namespace kbench

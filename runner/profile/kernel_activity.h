@@ -1,0 +1,63 @@
+// KernelActivity: GPU start/end timestamps of kernels, from CUPTI's
+// activity API (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL): the same span Nsight
+// Compute reports as gpu__time_duration, without the event and launch
+// overhead that events around a launch include.
+//
+//   KernelActivity activity;
+//   if (activity.Start().ok()) { ...launch...; sync; records = activity.Stop();
+//   }
+//
+// Only one KernelActivity may record at a time (CUPTI's activity buffers
+// are process-wide). Start fails (and the caller goes on without kernel
+// times) when CUPTI is unavailable or taken, e.g. under Nsight Compute.
+//
+// Ownership: owns nothing but its records. Thread safety: Start and Stop
+// from one thread; CUPTI's buffer callbacks are synchronised internally.
+#ifndef KBENCH_RUNNER_PROFILE_KERNEL_ACTIVITY_H_
+#define KBENCH_RUNNER_PROFILE_KERNEL_ACTIVITY_H_
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace kbench {
+
+class KernelActivity {
+ public:
+  struct Record {
+    std::string name;  // The kernel's (unmangled for extern "C") name.
+    uint64_t start_ns = 0;
+    uint64_t end_ns = 0;
+    double duration_us() const { return (end_ns - start_ns) * 1e-3; }
+  };
+
+  KernelActivity() = default;
+  ~KernelActivity();
+  KernelActivity(const KernelActivity&) = delete;
+  KernelActivity& operator=(const KernelActivity&) = delete;
+
+  // Starts recording every kernel launched from now on.
+  absl::Status Start();
+  // Stops, flushes and returns the records in start order. Call after the
+  // recorded work has completed (a stream synchronize).
+  absl::StatusOr<std::vector<Record>> Stop();
+
+ private:
+  bool started_ = false;
+};
+
+// Per-run GPU times from `records`: keeps kernels named in `entries`, in
+// start order, cuts them into runs of `launches_per_run` and sums each
+// run's kernel durations; the first `skip_runs` runs (warm-up) are dropped.
+// Empty when the records do not split evenly into runs.
+std::vector<double> RunTimesUs(
+    const std::vector<KernelActivity::Record>& records,
+    const std::set<std::string>& entries, int launches_per_run, int skip_runs);
+
+}  // namespace kbench
+
+#endif  // KBENCH_RUNNER_PROFILE_KERNEL_ACTIVITY_H_

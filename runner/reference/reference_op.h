@@ -1,0 +1,65 @@
+// ReferenceOp: what a candidate is compared with. Each problem's `reference`
+// enum value names one implementation (see MakeReferenceOp); everything else
+// about a problem is data.
+//
+// Two roles, kept apart on purpose:
+//  - Golden(): the fp64 result that decides correctness;
+//  - RunEager(): the pipeline a PyTorch user would run, in the problem's
+//    dtype, timed exactly like the candidate (its launch count is reported).
+//
+// Ownership: holds its scratch buffers; borrows the DeviceContext and the
+// problem, which must outlive it. Thread safety: none (runner thread).
+#ifndef KBENCH_RUNNER_REFERENCE_REFERENCE_OP_H_
+#define KBENCH_RUNNER_REFERENCE_REFERENCE_OP_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kbench/v1/problem.pb.h"
+#include "runner/device/device_context.h"
+#include "runner/device/tensor_set.h"
+
+namespace kbench {
+
+class ReferenceOp {
+ public:
+  virtual ~ReferenceOp() = default;
+
+  // Computes every output of the problem in fp64 from the inputs in
+  // `tensors` and copies it to the host, keyed by output name. Device
+  // scratch holding the golden result is zeroed and freed before returning,
+  // so a candidate launched later cannot find it.
+  virtual absl::Status Golden(
+      const TensorSet& tensors,
+      std::map<std::string, std::vector<double>>* golden) = 0;
+
+  // Prepares the eager pipeline for the shape of `tensors` (scratch, cuBLAS
+  // algorithm choice); the pipeline reads the inputs of `tensors` and writes
+  // its own output buffers.
+  virtual absl::Status PrepareEager(const TensorSet& tensors) = 0;
+  // Enqueues the eager pipeline on the context's stream; no sync.
+  virtual absl::Status RunEager() = 0;
+  // The eager pipeline's output buffer for `name` (valid after
+  // PrepareEager), to check it against the golden result.
+  virtual const TensorSet::Tensor* EagerOutput(const std::string& name) = 0;
+  // Kernels (and memsets) one RunEager launches, counted by capturing it
+  // into a CUDA graph; 0 when unknown.
+  virtual int EagerLaunches() = 0;
+  // e.g. "torch.cat (concat kernel) + cuBLASLt GEMM with bias epilogue".
+  virtual std::string EagerName() const = 0;
+  // Device memory the eager pipeline allocates beyond the problem's tensors
+  // (intermediates, library workspace), after PrepareEager.
+  virtual int64_t EagerScratchBytes() const = 0;
+};
+
+// The implementation for `problem.reference()`; Unimplemented for an op
+// this runner does not know.
+absl::StatusOr<std::unique_ptr<ReferenceOp>> MakeReferenceOp(
+    const v1::Problem& problem, DeviceContext* ctx);
+
+}  // namespace kbench
+
+#endif  // KBENCH_RUNNER_REFERENCE_REFERENCE_OP_H_

@@ -1,0 +1,92 @@
+#include "runner/timing/interleaved_sampler.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "runner/device/cuda_status.h"
+#include "runner/device/event_timer.h"
+
+namespace kbench {
+
+absl::StatusOr<InterleavedSampler::Result> InterleavedSampler::Run(
+    const std::vector<Workload>& workloads) {
+  const int nw = static_cast<int>(workloads.size());
+  cudaStream_t s = ctx_->stream();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed_ms = [&] {
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now() - t0)
+        .count();
+  };
+
+  const int warmup = std::max(1, options_.warmup);
+  for (int i = 0; i < warmup; ++i) {
+    for (const Workload& w : workloads) {
+      RETURN_IF_ERROR(w.enqueue());
+    }
+  }
+  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s), "warming up");
+  // Size batches so that one batch takes at most a quarter of the budget:
+  // slow kernels get batches of 1, fast ones the configured size.
+  const double per_round_ms = elapsed_ms() / warmup;
+  int batch = std::max(1, options_.batch);
+  if (per_round_ms > 0) {
+    const double fit = options_.stop.max_time_ms / 4 / per_round_ms;
+    batch = std::max(1, std::min(batch, static_cast<int>(fit)));
+  }
+
+  ASSIGN_OR_RETURN(std::unique_ptr<EventTimer> timer,
+                   EventTimer::Create(batch * nw));
+  std::vector<StoppingCriterion> criteria(nw, StoppingCriterion(options_.stop));
+  Result result;
+  result.samples_us.resize(nw);
+  int round = 0;
+  auto all_done = [&] {
+    const double ms = elapsed_ms();
+    for (const StoppingCriterion& c : criteria) {
+      if (!c.Done(ms)) return false;
+    }
+    return true;
+  };
+  while (!all_done()) {
+    RETURN_IF_ERROR(blocker_->Block(s));
+    absl::Status queued = absl::OkStatus();
+    for (int j = 0; j < batch && queued.ok(); ++j, ++round) {
+      for (int k = 0; k < nw && queued.ok(); ++k) {
+        const int w = (k + round) % nw;  // Alternate who goes first.
+        const int slot = j * nw + w;
+        if (options_.flush_l2) queued = flusher_->Flush(s);
+        if (queued.ok()) queued = timer->Start(slot, s);
+        if (queued.ok()) queued = workloads[w].enqueue();
+        if (queued.ok()) queued = timer->Stop(slot, s);
+      }
+    }
+    blocker_->Release();
+    const cudaError_t sync = cudaStreamSynchronize(s);
+    RETURN_IF_ERROR(queued);
+    if (sync != cudaSuccess) {
+      return CudaRtStatus(sync, "running timed samples");
+    }
+    if (blocker_->TimedOut()) {
+      ++result.discarded_batches;
+      continue;
+    }
+    for (int slot = 0; slot < batch * nw; ++slot) {
+      ASSIGN_OR_RETURN(const double us, timer->ElapsedUs(slot));
+      result.samples_us[slot % nw].push_back(us);
+      criteria[slot % nw].Add(us);
+    }
+  }
+  result.wall_ms = elapsed_ms();
+  std::vector<std::string> reasons;
+  for (int w = 0; w < nw; ++w) {
+    reasons.push_back(absl::StrCat(workloads[w].name, ": ",
+                                   criteria[w].Reason(result.wall_ms)));
+  }
+  result.stop_reason = absl::StrJoin(reasons, "; ");
+  return result;
+}
+
+}  // namespace kbench

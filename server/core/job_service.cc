@@ -1,0 +1,478 @@
+#include "server/core/job_service.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "analysis/profile_analysis.h"
+#include "base/error_proto.h"
+#include "base/status_macros.h"
+#include "base/untrusted_input.h"
+#include "contract/hidden_redact.h"
+#include "contract/launch_plan.h"
+#include "contract/names.h"
+#include "contract/problem_util.h"
+#include "server/core/job_service_internal.h"
+#include "server/core/kbd_metrics.h"
+#include "spdlog/spdlog.h"
+
+namespace kbench {
+
+namespace {
+
+// Profile turns of a session searched for the previous profile to compare
+// with.
+constexpr int kMaxProfilesToLookBack = 20;
+
+std::string NewJobId() {
+  absl::BitGen gen;
+  return absl::StrFormat("j-%012x",
+                         absl::Uniform<uint64_t>(gen) & 0xffffffffffffull);
+}
+
+v1::JobResult ErrorResult(v1::Verdict verdict, const absl::Status& status) {
+  v1::JobResult r;
+  r.set_verdict(verdict);
+  *r.mutable_error() = ToErrorProto(status);
+  r.set_message(std::string(status.message()));
+  return r;
+}
+
+// "kernel.cu:3: error: ... (2 errors in all)".
+std::string CompileFailureMessage(const v1::CompileReport& report,
+                                  const std::string& filename) {
+  std::vector<std::string> lines;
+  int errors = 0;
+  for (const v1::Diagnostic& d : report.diagnostics()) {
+    if (d.severity() != "error") continue;
+    if (++errors <= 3) {
+      lines.push_back(
+          absl::StrCat(filename, ":", d.line(), ": error: ", d.message()));
+    }
+  }
+  if (lines.empty()) lines.push_back(report.log());
+  std::string msg =
+      absl::StrCat("compile failed: ", absl::StrJoin(lines, "; "));
+  if (errors > 3) absl::StrAppend(&msg, " (", errors, " errors in all)");
+  return msg;
+}
+
+}  // namespace
+
+JobService::JobService(const Options& options, Store* store,
+                       const ProblemRegistry* problems,
+                       CompileService* compiler, WorkerRegistry* workers,
+                       JobTable* jobs, Metrics* metrics)
+    : options_(options),
+      store_(store),
+      problems_(problems),
+      compiler_(compiler),
+      workers_(workers),
+      jobs_(jobs),
+      metrics_(metrics) {}
+
+absl::Status JobService::CheckGpuAvailable() const {
+  const absl::Time now = absl::Now();
+  if (workers_->AnyLive(now) || now - started_ < options_.worker_grace) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(
+      "no GPU worker is connected; correctness, timing and profiling need an "
+      "NVIDIA GPU. Start `kbworker --server <kbd address> --gpu 0` on a GPU "
+      "host, or run kbd with --local-worker=auto on one. compile_kernel works "
+      "without a GPU.");
+}
+
+absl::StatusOr<v1::Job> JobService::Submit(v1::JobKind kind,
+                                           const v1::KernelRequest& request) {
+  ASSIGN_OR_RETURN(Prepared p, Prepare(kind, request));
+  if (kind != v1::JOB_KIND_COMPILE) RETURN_IF_ERROR(CheckGpuAvailable());
+  v1::Job job;
+  job.set_id(NewJobId());
+  job.set_kind(kind);
+  job.set_stage(v1::STAGE_QUEUED);
+  job.set_stage_detail("waiting for a compile slot");
+  job.set_problem(p.request.problem());
+  job.set_shape_set(p.request.shape_set());
+  job.set_session_id(p.request.session_id());
+  job.set_source_digest(p.digest);
+  job.set_filename(p.request.filename());
+  job.set_created_unix_ms(absl::ToUnixMillis(absl::Now()));
+  job.set_updated_unix_ms(job.created_unix_ms());
+  RETURN_IF_ERROR(store_->PutSource(p.digest, p.request.source()));
+  v1::KernelRequest stored = p.request;
+  stored.clear_source();
+  RETURN_IF_ERROR(jobs_->Insert(job, stored));
+  if (!job.session_id().empty()) {
+    (void)store_->TouchSession(job.session_id(), job.problem(),
+                               job.created_unix_ms());
+  }
+  StartCompile(job.id(), p);
+  return jobs_->Get(job.id());
+}
+
+void JobService::StartCompile(const std::string& job_id,
+                              const Prepared& prepared) {
+  (void)jobs_->Update(job_id, [&](v1::Job* j) {
+    j->set_stage(v1::STAGE_COMPILING);
+    j->set_stage_detail(absl::StrCat("NVRTC for ", prepared.arch));
+  });
+  auto shared = std::make_shared<Prepared>(prepared);
+  // Fairness key: the session. The job is gone once it is DONE (cancelled,
+  // or its caller's deadline passed): its compile is then never started.
+  CompileService::Caller caller;
+  if (!prepared.request.session_id().empty()) {
+    caller.client = absl::StrCat("session:", prepared.request.session_id());
+  }
+  caller.gone = [this, job_id] {
+    absl::StatusOr<v1::Job> j = jobs_->Get(job_id);
+    return !j.ok() || j->stage() == v1::STAGE_DONE;
+  };
+  compiler_->Compile(
+      prepared.request.source(), prepared.request.filename(), prepared.arch,
+      std::move(caller),
+      [this, job_id, shared](absl::StatusOr<CompileService::Result> result) {
+        OnCompiled(job_id, *shared, std::move(result));
+      });
+}
+
+void JobService::OnCompiled(const std::string& job_id, const Prepared& p,
+                            absl::StatusOr<CompileService::Result> compiled) {
+  if (absl::IsUnavailable(compiled.status()) && compiler_->shutting_down()) {
+    // kbd is stopping: the job stays unfinished in the store and is re-run
+    // by Recover() at the next start. (Otherwise UNAVAILABLE is a compile
+    // child killed from outside: an error the caller may retry.)
+    return;
+  }
+  if (!compiled.ok()) {
+    // The source policy (InvalidArgument: a host #include, a device-side
+    // launch) and the compile sandbox's limits (ResourceExhausted) reject
+    // the kernel; anything else is the service's error.
+    const bool rejected = absl::IsInvalidArgument(compiled.status()) ||
+                          absl::IsResourceExhausted(compiled.status());
+    Finish(job_id, ErrorResult(rejected ? v1::VERDICT_REJECTED
+                               : absl::IsCancelled(compiled.status())
+                                   ? v1::VERDICT_CANCELLED
+                                   : v1::VERDICT_ERROR,
+                               compiled.status()));
+    return;
+  }
+  v1::CompileReport report = compiled->report;
+  *report.mutable_plan() = p.plan;
+  auto fail = [&](v1::Verdict verdict, const absl::Status& status) {
+    v1::JobResult r = ErrorResult(verdict, status);
+    *r.mutable_compile() = report;
+    Finish(job_id, std::move(r));
+  };
+  if (!report.success()) {
+    fail(v1::VERDICT_COMPILE_ERROR,
+         absl::InvalidArgumentError(
+             CompileFailureMessage(report, p.request.filename())));
+    return;
+  }
+  std::vector<std::string> names;
+  std::map<std::string, int64_t> static_smem;
+  for (const v1::KernelResources& k : report.kernels()) {
+    names.push_back(k.name());
+    static_smem[k.name()] = k.static_smem_bytes();
+  }
+  if (absl::Status s = CheckEntryPoints(p.plan, names); !s.ok()) {
+    fail(v1::VERDICT_REJECTED, s);
+    return;
+  }
+  const v1::GpuSpec spec =
+      workers_->StrictestSpec(p.arch, absl::Now()).value_or(DefaultGpuSpec());
+  for (const v1::ShapeSet& set : p.check_sets) {
+    for (const v1::Shape& shape : set.shapes()) {
+      absl::Status s = [&]() -> absl::Status {
+        ASSIGN_OR_RETURN(DimValues dims, ShapeDims(*p.problem, shape));
+        ASSIGN_OR_RETURN(ConcretePlan cp,
+                         ResolveLaunchPlan(p.plan, *p.problem, dims));
+        return CheckDeviceLimits(cp, spec, static_smem);
+      }();
+      if (!s.ok()) {
+        fail(v1::VERDICT_REJECTED, set.hidden() ? HiddenCaseError(s) : s);
+        return;
+      }
+    }
+  }
+  if (p.kind == v1::JOB_KIND_COMPILE) {
+    v1::JobResult r;
+    r.set_verdict(v1::VERDICT_PASSED);
+    *r.mutable_compile() = report;
+    Finish(job_id, std::move(r));
+    return;
+  }
+  absl::StatusOr<v1::Job> job = jobs_->Get(job_id);
+  if (!job.ok() || job->stage() == v1::STAGE_DONE) return;  // Cancelled.
+  v1::RunnerJob runner_job = MakeRunnerJob(job_id, p, *compiled);
+  scheduler_->Enqueue(job_id, std::move(runner_job), job->attempts());
+}
+
+v1::RunnerJob JobService::MakeRunnerJob(
+    const std::string& job_id, const Prepared& p,
+    const CompileService::Result& compiled) const {
+  v1::RunnerJob rj;
+  rj.set_job_id(job_id);
+  rj.set_kind(p.kind);
+  *rj.mutable_problem() = *p.problem;
+  rj.set_source(p.request.source());
+  rj.set_filename(p.request.filename());
+  if (compiled.cubin) rj.set_cubin(*compiled.cubin);
+  rj.set_cubin_arch(p.arch);
+  for (const v1::ShapeSet& s : p.check_sets) *rj.add_check_sets() = s;
+  rj.set_timing_set(p.timing_set);
+  *rj.mutable_timing_shape() = p.timing_shape;
+  rj.set_trials(p.trials);
+  rj.set_seed(absl::Uniform<uint64_t>(absl::BitGen()));
+  rj.set_budget_ms(p.budget_ms);
+  rj.set_timing_max_rel_stderr(options_.timing_max_rel_stderr);
+  rj.set_timing_min_samples(options_.timing_min_samples);
+  rj.set_timing_max_time_ms(options_.timing_max_time_ms);
+  *rj.mutable_sanitize_tools() = p.request.sanitize_tools();
+  rj.set_timing_hot_l2(p.request.hot_l2());
+  if (p.kind == v1::JOB_KIND_PROFILE) {
+    rj.set_profile_preset(p.request.profile_preset());
+  }
+  return rj;
+}
+
+void JobService::Finish(const std::string& job_id, v1::JobResult result) {
+  // Hidden cases never leave kbd with their shape, dims or seed.
+  if (absl::StatusOr<v1::Job> live = jobs_->Get(job_id); live.ok()) {
+    if (absl::StatusOr<const v1::Problem*> problem =
+            problems_->Find(live->problem());
+        problem.ok()) {
+      RedactHiddenCases(HiddenNames(**problem), &result);
+    }
+    if (live->stage() != v1::STAGE_DONE) AnalyzeProfileResult(*live, &result);
+  }
+  absl::StatusOr<v1::Job> job = jobs_->Update(job_id, [&](v1::Job* j) {
+    j->set_stage(v1::STAGE_DONE);
+    j->set_stage_detail(VerdictName(result.verdict()));
+    j->set_queue_position(0);
+    j->set_finished_unix_ms(absl::ToUnixMillis(absl::Now()));
+    if (!result.worker_id().empty()) j->set_worker_id(result.worker_id());
+    *j->mutable_result() = std::move(result);
+    // The turn is written before anyone waiting sees the job DONE (the
+    // update runs once, under the table's lock), so a caller that reads the
+    // session right after its tool call finds its turn.
+    RecordTurn(*j);
+  });
+  if (!job.ok()) return;  // Already finished (e.g. cancelled).
+  if (metrics_ != nullptr) RecordJobFinished(metrics_, *job);
+  spdlog::info("job {} {} {}: {} in {} ms", job->id(), ToolNameOf(job->kind()),
+               job->problem(), VerdictName(job->result().verdict()),
+               job->finished_unix_ms() - job->created_unix_ms());
+}
+
+void JobService::AnalyzeProfileResult(const v1::Job& job,
+                                      v1::JobResult* result) {
+  if (job.kind() != v1::JOB_KIND_PROFILE || !result->has_profile()) return;
+  AnalyzeProfile(result->gpu(), result->mutable_profile());
+  if (job.session_id().empty()) return;
+  absl::StatusOr<std::vector<v1::Turn>> turns =
+      store_->ListTurns(job.session_id());
+  if (!turns.ok()) {
+    spdlog::warn("job {}: reading session {} for the previous profile: {}",
+                 job.id(), job.session_id(),
+                 std::string(turns.status().message()));
+    return;
+  }
+  const std::string tool = ToolNameOf(v1::JOB_KIND_PROFILE);
+  int looked = 0;
+  // The newest earlier profile of the same problem and shape.
+  for (auto it = turns->rbegin(); it != turns->rend(); ++it) {
+    if (it->tool() != tool || it->job_id().empty() || it->job_id() == job.id())
+      continue;
+    if (++looked > kMaxProfilesToLookBack) break;
+    absl::StatusOr<v1::Job> previous = jobs_->Get(it->job_id());
+    if (!previous.ok()) {
+      spdlog::warn("job {}: reading the previous profile job {}: {}", job.id(),
+                   it->job_id(), std::string(previous.status().message()));
+      continue;
+    }
+    const v1::ProfileReport& before = previous->result().profile();
+    if (!previous->result().has_profile() ||
+        previous->problem() != job.problem() ||
+        before.shape() != result->profile().shape()) {
+      continue;
+    }
+    ComputeDeltas(before, previous->id(), result->mutable_profile());
+    return;
+  }
+}
+
+void JobService::RecordTurn(const v1::Job& job) {
+  if (job.session_id().empty()) return;
+  v1::Turn turn;
+  turn.set_session_id(job.session_id());
+  turn.set_tool(ToolNameOf(job.kind()));
+  turn.set_job_id(job.id());
+  turn.set_duration_ms(job.finished_unix_ms() - job.created_unix_ms());
+  turn.set_source_digest(job.source_digest());
+  turn.set_verdict(job.result().verdict());
+  turn.set_created_unix_ms(job.finished_unix_ms());
+  turn.set_message(job.result().message());
+  if (auto s = store_->AppendTurn(turn); !s.ok()) {
+    spdlog::warn("recording a turn of session {}: {}", job.session_id(),
+                 std::string(s.status().message()));
+  }
+  if (job.kind() == v1::JOB_KIND_SUBMIT) {
+    (void)store_->SetSessionStatus(job.session_id(), "submitted");
+  }
+}
+
+std::string JobService::RunTool(v1::JobKind kind,
+                                const v1::KernelRequest& request, DoneFn done) {
+  absl::StatusOr<v1::Job> job = Submit(kind, request);
+  if (!job.ok()) {
+    done(job.status());
+    return "";
+  }
+  auto once = std::make_shared<DoneFn>(std::move(done));
+  absl::StatusOr<int64_t> token =
+      jobs_->Watch(job->id(), [once](const v1::Job& j) {
+        if (j.stage() == v1::STAGE_DONE && *once) {
+          DoneFn fn = std::move(*once);
+          *once = nullptr;
+          fn(j);
+        }
+      });
+  if (!token.ok() && *once) (*once)(token.status());
+  return job->id();
+}
+
+absl::Status JobService::ToolStatus(const v1::Job& job) {
+  return FromErrorProto(job.result().error());
+}
+
+absl::StatusOr<v1::Job> JobService::GetJob(const std::string& id) {
+  RETURN_IF_ERROR(ValidateJobId(id));
+  return jobs_->Get(id);
+}
+
+absl::StatusOr<std::string> JobService::GetSource(const std::string& digest) {
+  RETURN_IF_ERROR(ValidateJobId(digest, "digest"));
+  return store_->GetSource(digest);
+}
+
+absl::StatusOr<v1::ListJobsResponse> JobService::ListJobs(
+    const v1::ListJobsRequest& r) {
+  RETURN_IF_ERROR(ValidateSessionId(r.session_id()));
+  RETURN_IF_ERROR(ValidateText(r.page_token(), 256, "page_token"));
+  Store::JobQuery q;
+  q.page_size = r.page_size();
+  q.page_token = r.page_token();
+  q.session_id = r.session_id();
+  q.stage = r.stage();
+  ASSIGN_OR_RETURN(Store::JobPage page, store_->ListJobs(q));
+  v1::ListJobsResponse out;
+  for (v1::Job& j : page.jobs) {
+    // Live stages are fresher in memory than in the store.
+    if (auto live = jobs_->Get(j.id()); live.ok()) j = *live;
+    v1::Job* o = out.add_jobs();
+    *o = std::move(j);
+    // Keep the verdict and message; drop the large reports.
+    const v1::Verdict verdict = o->result().verdict();
+    const std::string message = o->result().message();
+    o->clear_result();
+    o->mutable_result()->set_verdict(verdict);
+    o->mutable_result()->set_message(message);
+  }
+  out.set_next_page_token(page.next_page_token);
+  return out;
+}
+
+absl::StatusOr<v1::Job> JobService::Cancel(const std::string& id) {
+  RETURN_IF_ERROR(ValidateJobId(id));
+  ASSIGN_OR_RETURN(v1::Job job, jobs_->Get(id));
+  if (job.stage() == v1::STAGE_DONE) return job;
+  if (scheduler_ != nullptr) scheduler_->Cancel(id);
+  Finish(id, ErrorResult(v1::VERDICT_CANCELLED,
+                         absl::CancelledError("cancelled by a caller")));
+  return jobs_->Get(id);
+}
+
+absl::StatusOr<int64_t> JobService::Watch(const std::string& id,
+                                          JobTable::Watcher watcher) {
+  RETURN_IF_ERROR(ValidateJobId(id));
+  return jobs_->Watch(id, std::move(watcher));
+}
+
+void JobService::Unwatch(const std::string& id, int64_t token) {
+  jobs_->Unwatch(id, token);
+}
+
+absl::StatusOr<v1::GetGpuSpecsResponse> JobService::GetGpuSpecs(
+    const std::string& session_id) {
+  RETURN_IF_ERROR(ValidateSessionId(session_id));
+  const absl::Time t0 = absl::Now();
+  v1::GetGpuSpecsResponse out;
+  for (v1::WorkerGpu& g : workers_->Live(t0)) *out.add_gpus() = std::move(g);
+  if (!session_id.empty()) {
+    v1::Turn turn;
+    turn.set_session_id(session_id);
+    turn.set_tool("get_gpu_specs");
+    turn.set_duration_ms(absl::ToDoubleMilliseconds(absl::Now() - t0));
+    turn.set_verdict(out.gpus_size() > 0 ? v1::VERDICT_PASSED
+                                         : v1::VERDICT_ERROR);
+    turn.set_created_unix_ms(absl::ToUnixMillis(absl::Now()));
+    (void)store_->TouchSession(session_id, "", turn.created_unix_ms());
+    (void)store_->AppendTurn(turn);
+  }
+  if (out.gpus_size() == 0) {
+    const bool starting = absl::Now() - started_ < options_.worker_grace;
+    return absl::FailedPreconditionError(
+        starting ? "no GPU worker has connected yet; kbd is starting local "
+                   "workers, which connect within seconds: ask again"
+                 : "no GPU worker is connected; start `kbworker --server <kbd "
+                   "address> --gpu 0` on a GPU host, or run kbd with "
+                   "--local-worker=auto on one");
+  }
+  return out;
+}
+
+std::vector<v1::Problem> JobService::ListProblems() const {
+  std::vector<v1::Problem> out;
+  for (const v1::Problem* p : problems_->List()) out.push_back(PublicView(*p));
+  return out;
+}
+
+void JobService::Recover() {
+  absl::StatusOr<std::vector<v1::Job>> unfinished =
+      store_->ListUnfinishedJobs();
+  if (!unfinished.ok()) {
+    spdlog::error("recovering jobs: {}",
+                  std::string(unfinished.status().message()));
+    return;
+  }
+  for (const v1::Job& job : *unfinished) {
+    jobs_->Adopt(job);
+    absl::StatusOr<v1::KernelRequest> request = store_->GetJobRequest(job.id());
+    absl::StatusOr<std::string> source = store_->GetSource(job.source_digest());
+    if (!request.ok() || !source.ok()) {
+      Finish(job.id(), ErrorResult(v1::VERDICT_ERROR,
+                                   absl::DataLossError(
+                                       "kbd restarted and could not reload "
+                                       "the job's request; resubmit it")));
+      continue;
+    }
+    request->set_source(*source);
+    absl::StatusOr<Prepared> p = Prepare(job.kind(), *request);
+    if (!p.ok()) {
+      Finish(job.id(), ErrorResult(v1::VERDICT_ERROR, p.status()));
+      continue;
+    }
+    spdlog::info("re-running job {} after a restart", job.id());
+    StartCompile(job.id(), *p);
+  }
+}
+
+}  // namespace kbench

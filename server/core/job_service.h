@@ -1,0 +1,136 @@
+// JobService: kbd's core. Every front end (gRPC now; HTTP and MCP later)
+// translates its request and calls these methods; nothing here knows about
+// a transport. A job goes
+//   QUEUED -> COMPILING (CompileService, on CPU threads, cached)
+//          -> [compile jobs end here]
+//          -> WAITING_GPU (Scheduler queue) -> RUNNING (leased by a worker)
+//          -> DONE (with a JobResult and a verdict).
+// Requests that cannot be carried out are refused up front with a status a
+// person or an LLM can act on (InvalidArgument, NotFound,
+// FailedPrecondition); problems found after compiling end the job with an
+// `error` in its result, which the tool calls return as their status.
+// Calls that carry a session id are recorded as turns of that session.
+//
+// Ownership: borrows everything it is given (all must outlive it). With a
+// Metrics, finished jobs are counted there (server/core/kbd_metrics.h).
+// Thread safety: every method is thread safe.
+#ifndef KBENCH_SERVER_CORE_JOB_SERVICE_H_
+#define KBENCH_SERVER_CORE_JOB_SERVICE_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "base/metrics.h"
+#include "contract/problem_registry.h"
+#include "kbench/v1/kbench.pb.h"
+#include "server/core/compile_service.h"
+#include "server/core/job_table.h"
+#include "server/core/scheduler.h"
+#include "server/core/worker_registry.h"
+#include "server/store/store.h"
+
+namespace kbench {
+
+class JobService {
+ public:
+  struct Options {
+    // Largest kernel source accepted, in bytes.
+    size_t max_source_bytes = 256 * 1024;
+    // Problem used when neither the request nor the source names one.
+    std::string default_problem = "gather_linear_fp32";
+    // Compile target when no worker is connected and the request names none.
+    std::string default_arch = "sm_90";
+    // After start-up, GPU requests wait this long for a first worker (e.g.
+    // local workers still starting) instead of failing at once.
+    absl::Duration worker_grace = absl::Seconds(0);
+    // Most correctness trials per shape a request may ask for.
+    int max_trials = 100;
+    // Timing: stop at this relative standard error of the mean ...
+    double timing_max_rel_stderr = 0.005;
+    // ... after at least this many samples ...
+    int timing_min_samples = 20;
+    // ... or when this much time (ms) was spent sampling.
+    int timing_max_time_ms = 1000;
+  };
+
+  JobService(const Options& options, Store* store,
+             const ProblemRegistry* problems, CompileService* compiler,
+             WorkerRegistry* workers, JobTable* jobs,
+             Metrics* metrics = nullptr);
+
+  // The scheduler is created after the service (it reports back through
+  // Finish); set it once before serving.
+  void set_scheduler(Scheduler* scheduler) { scheduler_ = scheduler; }
+
+  // Validates and starts a job; returns it in its first stage.
+  absl::StatusOr<v1::Job> Submit(v1::JobKind kind,
+                                 const v1::KernelRequest& request);
+
+  // Submit and wait: `done` is called once, with the finished job, or with
+  // the reason the request was refused. Returns the job id ("" if refused)
+  // so that a caller who goes away can Cancel it.
+  using DoneFn = std::function<void(absl::StatusOr<v1::Job>)>;
+  std::string RunTool(v1::JobKind kind, const v1::KernelRequest& request,
+                      DoneFn done);
+
+  // The status a tool call returns for a finished job: OK unless the job's
+  // result carries an error (the request could not be carried out).
+  static absl::Status ToolStatus(const v1::Job& job);
+
+  absl::StatusOr<v1::Job> GetJob(const std::string& id);
+  absl::StatusOr<std::string> GetSource(const std::string& digest);
+  absl::StatusOr<v1::ListJobsResponse> ListJobs(const v1::ListJobsRequest& r);
+  // Cancels an unfinished job (a finished one is returned unchanged).
+  absl::StatusOr<v1::Job> Cancel(const std::string& id);
+  // See JobTable::Watch.
+  absl::StatusOr<int64_t> Watch(const std::string& id,
+                                JobTable::Watcher watcher);
+  void Unwatch(const std::string& id, int64_t token);
+
+  // FailedPrecondition when no worker is connected.
+  absl::StatusOr<v1::GetGpuSpecsResponse> GetGpuSpecs(
+      const std::string& session_id);
+  std::vector<v1::Problem> ListProblems() const;
+
+  // Ends a job with `result` (idempotent: a finished job stays as it is).
+  void Finish(const std::string& job_id, v1::JobResult result);
+
+  // Restarts jobs that were unfinished when kbd stopped.
+  void Recover();
+
+ private:
+  struct Prepared;  // A validated request; see job_service_internal.h.
+  absl::StatusOr<Prepared> Prepare(v1::JobKind kind,
+                                   const v1::KernelRequest& request) const;
+  absl::Status CheckGpuAvailable() const;
+  void StartCompile(const std::string& job_id, const Prepared& prepared);
+  void OnCompiled(const std::string& job_id, const Prepared& prepared,
+                  absl::StatusOr<CompileService::Result> compiled);
+  v1::RunnerJob MakeRunnerJob(const std::string& job_id,
+                              const Prepared& prepared,
+                              const CompileService::Result& compiled) const;
+  // Profile jobs: fills the analysis of result's profile (headroom,
+  // roofline, hints) and, in a session, its deltas against the session's
+  // previous profile of the same problem and shape. Never fails the job: a
+  // failed look-up is logged.
+  void AnalyzeProfileResult(const v1::Job& job, v1::JobResult* result);
+  void RecordTurn(const v1::Job& job);
+
+  Options options_;
+  Store* store_;
+  const ProblemRegistry* problems_;
+  CompileService* compiler_;
+  WorkerRegistry* workers_;
+  JobTable* jobs_;
+  Scheduler* scheduler_ = nullptr;
+  Metrics* metrics_;  // Optional.
+  const absl::Time started_ = absl::Now();
+};
+
+}  // namespace kbench
+
+#endif  // KBENCH_SERVER_CORE_JOB_SERVICE_H_

@@ -1,0 +1,45 @@
+// JobService::Prepared, the validated form of a request: made by
+// JobService::Prepare (server/core/job_service_prepare.cc) and used to compile
+// and run the job (server/core/job_service.cc). Private to those two files.
+//
+// Ownership: `problem` is borrowed from the JobService's ProblemRegistry.
+// Thread safety: a plain value; copy it to share it.
+#ifndef KBENCH_SERVER_CORE_JOB_SERVICE_INTERNAL_H_
+#define KBENCH_SERVER_CORE_JOB_SERVICE_INTERNAL_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "kbench/v1/kbench.pb.h"
+#include "kbench/v1/problem.pb.h"
+#include "kbench/v1/report.pb.h"
+#include "server/core/job_service.h"
+
+namespace kbench {
+
+struct JobService::Prepared {
+  v1::JobKind kind = v1::JOB_KIND_UNSPECIFIED;
+  v1::KernelRequest request;  // Filename defaulted, problem resolved.
+  const v1::Problem* problem = nullptr;
+  v1::LaunchPlan plan;
+  std::vector<v1::ShapeSet> check_sets;
+  std::string timing_set;  // Submit and profile.
+  v1::Shape timing_shape;
+  int trials = 0;
+  int budget_ms = 0;
+  std::string arch;
+  std::string digest;  // sha256 of the source.
+};
+
+// The status for a launch plan that fails on a hidden shape: the code of
+// `status`, a message that names no shape or dims.
+absl::Status HiddenCaseError(const absl::Status& status);
+
+// Names of the problem's hidden shape sets and of their shapes, for
+// RedactHiddenCases.
+std::vector<std::string> HiddenNames(const v1::Problem& problem);
+
+}  // namespace kbench
+
+#endif  // KBENCH_SERVER_CORE_JOB_SERVICE_INTERNAL_H_

@@ -1,0 +1,177 @@
+// JobService::Prepare (declared in server/core/job_service.h): checks a request
+// and resolves what its job runs (problem, launch plan, shape sets, trials,
+// arch and budget) before anything is stored or compiled.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "analysis/counter_figures.h"
+#include "base/digest.h"
+#include "base/status_macros.h"
+#include "base/untrusted_input.h"
+#include "contract/launch_plan.h"
+#include "contract/problem_util.h"
+#include "server/core/job_service.h"
+#include "server/core/job_service_internal.h"
+
+namespace kbench {
+namespace {
+
+std::string KnownSets(const v1::Problem& problem) {
+  std::vector<std::string> names;
+  for (const v1::ShapeSet& s : problem.shape_sets()) {
+    if (!s.hidden()) names.push_back(s.name());
+  }
+  return absl::StrJoin(names, ", ");
+}
+
+}  // namespace
+
+absl::Status HiddenCaseError(const absl::Status& status) {
+  return absl::Status(
+      status.code(),
+      "the launch plan is invalid on a hidden case (its shape is not shown): "
+      "make grid, block and shared memory valid for every shape in the "
+      "problem's domain");
+}
+
+std::vector<std::string> HiddenNames(const v1::Problem& problem) {
+  std::vector<std::string> names;
+  for (const v1::ShapeSet& s : problem.shape_sets()) {
+    if (!s.hidden()) continue;
+    names.push_back(s.name());
+    for (const v1::Shape& shape : s.shapes()) names.push_back(shape.name());
+  }
+  return names;
+}
+
+absl::StatusOr<JobService::Prepared> JobService::Prepare(
+    v1::JobKind kind, const v1::KernelRequest& request) const {
+  Prepared p;
+  p.kind = kind;
+  p.request = request;
+  if (kind == v1::JOB_KIND_UNSPECIFIED || !v1::JobKind_IsValid(kind)) {
+    return absl::InvalidArgumentError(
+        "kind must be COMPILE, CORRECTNESS, PROFILE or SUBMIT");
+  }
+  // Everything below may reach the store, log lines and NVRTC.
+  RETURN_IF_ERROR(ValidateSessionId(request.session_id()));
+  RETURN_IF_ERROR(ValidateFileName(request.filename()));
+  RETURN_IF_ERROR(ValidateSessionId(request.problem(), "problem"));
+  RETURN_IF_ERROR(ValidateSessionId(request.shape_set(), "shape_set"));
+  RETURN_IF_ERROR(ValidateUtf8(request.source(), "source"));
+  const std::string& source = request.source();
+  if (source.empty()) {
+    return absl::InvalidArgumentError(
+        "source is empty; pass the CUDA C++ text of one kernel file");
+  }
+  if (source.size() > options_.max_source_bytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "source is %d bytes; the limit is %d bytes (%d KiB). Send one kernel "
+        "file without generated tables or embedded data",
+        source.size(), options_.max_source_bytes,
+        options_.max_source_bytes / 1024));
+  }
+  if (p.request.filename().empty()) p.request.set_filename("kernel.cu");
+  ASSIGN_OR_RETURN(p.plan, ParseLaunchPlan(source));
+  std::string problem_name = request.problem();
+  if (problem_name.empty()) problem_name = p.plan.problem();
+  if (problem_name.empty()) problem_name = options_.default_problem;
+  ASSIGN_OR_RETURN(p.problem, problems_->Find(problem_name));
+  p.request.set_problem(problem_name);
+  RETURN_IF_ERROR(ValidateLaunchPlan(p.plan, *p.problem));
+
+  if (request.trials() < 0 || request.trials() > options_.max_trials) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("trials must be between 0 (the problem's default) and ",
+                     options_.max_trials, "; got ", request.trials()));
+  }
+  if (request.budget_ms() < 0) {
+    return absl::InvalidArgumentError("budget_ms must not be negative");
+  }
+  if (!request.arch().empty()) {
+    const std::string& a = request.arch();
+    if (!absl::StartsWith(a, "sm_") || a.size() < 5) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("arch '", a, "' is not a GPU architecture like sm_90"));
+    }
+  }
+  if (kind == v1::JOB_KIND_PROFILE) {
+    ASSIGN_OR_RETURN(const ProfilePreset preset,
+                     ParseProfilePreset(request.profile_preset()));
+    p.request.set_profile_preset(ProfilePresetName(preset));
+  }
+  p.trials = request.trials() > 0 ? request.trials() : p.problem->trials();
+  // GPU jobs run only on a worker of the arch they were compiled for.
+  ASSIGN_OR_RETURN(p.arch, workers_->ChooseArch(
+                               p.request.arch(), kind != v1::JOB_KIND_COMPILE,
+                               options_.default_arch, absl::Now()));
+
+  // The shape sets this job touches.
+  const v1::ShapeSet* chosen = nullptr;
+  if (!request.shape_set().empty()) {
+    chosen = FindShapeSet(*p.problem, request.shape_set());
+    if (chosen == nullptr || chosen->hidden()) {
+      return absl::NotFoundError(absl::StrCat(
+          "problem '", problem_name, "' has no shape set '",
+          request.shape_set(), "'; known: ", KnownSets(*p.problem)));
+    }
+  }
+  if (chosen != nullptr) {
+    p.check_sets.push_back(*chosen);
+  } else if (kind == v1::JOB_KIND_PROFILE) {
+    p.check_sets.push_back(
+        *FindShapeSet(*p.problem, p.problem->default_shape_set()));
+  } else {
+    for (const std::string& name : p.problem->check_shape_sets()) {
+      p.check_sets.push_back(*FindShapeSet(*p.problem, name));
+    }
+  }
+  if (kind == v1::JOB_KIND_SUBMIT) {
+    // Submit also runs the hidden shape sets (never shown to callers).
+    for (const v1::ShapeSet& s : p.problem->shape_sets()) {
+      if (s.hidden()) p.check_sets.push_back(s);
+    }
+  }
+  const v1::ShapeSet* timing =
+      chosen ? chosen
+             : FindShapeSet(*p.problem, p.problem->default_shape_set());
+  p.timing_set = timing->name();
+  p.timing_shape = timing->shapes(0);
+
+  // Launch expressions and device limits (grid, block; shared memory needs
+  // the compiled kernel and is checked again after compiling).
+  // The strictest connected GPU of the job's arch, never one picked at
+  // random (a worker reporting tiny limits must not fail other kernels).
+  const v1::GpuSpec spec =
+      workers_->StrictestSpec(p.arch, absl::Now()).value_or(DefaultGpuSpec());
+  int budget = p.problem->time_budget_ms();
+  for (const v1::ShapeSet& set : p.check_sets) {
+    if (set.time_budget_ms() > 0)
+      budget = std::max(budget, set.time_budget_ms());
+    for (const v1::Shape& shape : set.shapes()) {
+      absl::Status s = [&]() -> absl::Status {
+        ASSIGN_OR_RETURN(DimValues dims, ShapeDims(*p.problem, shape));
+        ASSIGN_OR_RETURN(ConcretePlan cp,
+                         ResolveLaunchPlan(p.plan, *p.problem, dims));
+        return CheckDeviceLimits(cp, spec);
+      }();
+      if (!s.ok()) return set.hidden() ? HiddenCaseError(s) : s;
+    }
+  }
+  if (timing->time_budget_ms() > 0) {
+    budget = std::max(budget, timing->time_budget_ms());
+  }
+  p.budget_ms =
+      request.budget_ms() > 0 ? std::min(request.budget_ms(), budget) : budget;
+  p.digest = Sha256Hex(source);
+  return p;
+}
+
+}  // namespace kbench

@@ -1,0 +1,369 @@
+// Tests of CheckWorkerResult (server/core/result_check.h): honest results (as
+// runner/ and testing/fake_runner_main.cc make them) pass; results a rogue or
+// broken worker could send are refused with a message that says what is
+// wrong: verdicts that contradict their own checks, missing shapes, times
+// below the physical floor or not finite, a speedup that does not follow
+// from the times, another GPU or source, reports the kind never makes,
+// oversized fields, and hidden cases named in the message.
+#include "server/core/result_check.h"
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/digest.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace kbench {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+v1::GpuSpec Gpu() {
+  v1::GpuSpec g;
+  g.set_name("kbench fake GPU (tests only)");
+  g.set_uuid("GPU-00000000-0000-0000-0000-000000000000");
+  g.set_arch("sm_90");
+  g.set_sm_count(132);
+  g.set_max_threads_per_block(1024);
+  return g;
+}
+
+v1::RunnerJob Job(v1::JobKind kind) {
+  v1::RunnerJob job;
+  job.set_job_id("j-1");
+  job.set_kind(kind);
+  job.set_source("extern \"C\" __global__ void k() {}");
+  job.set_cubin_arch("sm_90");
+  job.set_seed(42);
+  for (const char* set : {"default", "odd"}) {
+    v1::ShapeSet* s = job.add_check_sets();
+    s->set_name(set);
+    for (const char* shape : {"a", "b"}) s->add_shapes()->set_name(shape);
+  }
+  if (kind == v1::JOB_KIND_SUBMIT) {
+    v1::ShapeSet* h = job.add_check_sets();
+    h->set_name("holdout");
+    h->set_hidden(true);
+    h->add_shapes()->set_name("secret_shape");
+  }
+  job.set_timing_set("default");
+  job.mutable_timing_shape()->set_name("a");
+  return job;
+}
+
+v1::Stats Stats(double median) {
+  v1::Stats s;
+  s.set_mean_us(median * 1.01);
+  s.set_median_us(median);
+  s.set_std_us(median * 0.02);
+  s.set_min_us(median * 0.97);
+  s.set_max_us(median * 1.05);
+  s.set_n(10);
+  s.set_rel_stderr(0.006);
+  return s;
+}
+
+// What the fake runner sends for `job`: every shape passed and, for timed
+// kinds, a kernel of 10 us against a 20 us reference.
+v1::JobResult Honest(const v1::RunnerJob& job) {
+  v1::JobResult r;
+  r.set_verdict(v1::VERDICT_PASSED);
+  *r.mutable_gpu() = Gpu();
+  r.set_runner_ms(3.5);
+  r.set_log("kb_fake_runner: fake result");
+  r.mutable_manifest()->set_gpu_name(Gpu().name());
+  r.mutable_manifest()->set_source_digest(Sha256Hex(job.source()));
+  if (job.kind() == v1::JOB_KIND_SANITIZE) {
+    v1::SanitizeToolRun* run = r.mutable_sanitize()->add_runs();
+    run->set_tool("memcheck");
+    return r;
+  }
+  v1::CorrectnessReport* c = r.mutable_correctness();
+  for (const v1::ShapeSet& set : job.check_sets()) {
+    for (const v1::Shape& shape : set.shapes()) {
+      v1::TrialResult* t = c->add_trials();
+      t->set_shape_set(set.name());
+      t->set_shape(shape.name());
+      t->set_hidden(set.hidden());
+      t->set_passed(true);
+      t->set_max_abs_error(1e-6);
+      t->set_elements(100);
+      t->set_kernel_ms(0.01);
+    }
+  }
+  c->set_passed(true);
+  c->set_trials_run(c->trials_size());
+  c->set_trials_passed(c->trials_size());
+  if (job.kind() == v1::JOB_KIND_SUBMIT || job.kind() == v1::JOB_KIND_PROFILE) {
+    v1::TimingReport* t = r.mutable_timing();
+    t->set_shape_set("default");
+    t->set_shape("a");
+    *t->mutable_kernel() = Stats(10);
+    *t->mutable_reference() = Stats(20);
+    t->set_speedup(2.0);
+    t->set_wall_ms(1);
+    t->set_flops(1e6);
+    t->set_min_bytes(1e5);
+  }
+  if (job.kind() == v1::JOB_KIND_PROFILE) {
+    v1::ProfileReport* p = r.mutable_profile();
+    *p->mutable_total() = Stats(10);
+    *p->mutable_timing() = r.timing();
+    *p->add_launches()->mutable_time() = Stats(10);
+  }
+  return r;
+}
+
+TEST(ResultCheckTest, HonestResultsPass) {
+  for (v1::JobKind kind : {v1::JOB_KIND_CORRECTNESS, v1::JOB_KIND_SUBMIT,
+                           v1::JOB_KIND_PROFILE, v1::JOB_KIND_SANITIZE}) {
+    const v1::RunnerJob job = Job(kind);
+    EXPECT_TRUE(CheckWorkerResult(job, Gpu(), Honest(job)).ok())
+        << v1::JobKind_Name(kind) << ": "
+        << CheckWorkerResult(job, Gpu(), Honest(job));
+  }
+}
+
+TEST(ResultCheckTest, HonestFailuresPass) {
+  const v1::RunnerJob job = Job(v1::JOB_KIND_CORRECTNESS);
+  // A wrong kernel: one trial failed, with NaN outputs (infinite errors).
+  v1::JobResult failed = Honest(job);
+  failed.set_verdict(v1::VERDICT_FAILED);
+  v1::TrialResult* t = failed.mutable_correctness()->mutable_trials(1);
+  t->set_passed(false);
+  t->set_nan_count(3);
+  t->set_mismatches(3);
+  t->set_max_abs_error(INFINITY);
+  failed.mutable_correctness()->set_passed(false);
+  failed.mutable_correctness()->set_trials_passed(3);
+  EXPECT_TRUE(CheckWorkerResult(job, Gpu(), failed).ok())
+      << CheckWorkerResult(job, Gpu(), failed);
+  // A crash mid-check: the counts were never tallied.
+  v1::JobResult crashed;
+  crashed.set_verdict(v1::VERDICT_CRASHED);
+  *crashed.mutable_gpu() = Gpu();
+  crashed.mutable_correctness()->add_trials()->set_shape_set("default");
+  crashed.mutable_correctness()->mutable_trials(0)->set_shape("a");
+  crashed.set_message("CUDA_ERROR_ILLEGAL_ADDRESS");
+  EXPECT_TRUE(CheckWorkerResult(job, Gpu(), crashed).ok())
+      << CheckWorkerResult(job, Gpu(), crashed);
+  // A timeout from the worker's watchdog, with an error-free report.
+  v1::JobResult timed_out;
+  timed_out.set_verdict(v1::VERDICT_TIMED_OUT);
+  *timed_out.mutable_gpu() = Gpu();
+  EXPECT_TRUE(CheckWorkerResult(job, Gpu(), timed_out).ok());
+}
+
+struct Forgery {
+  const char* what;
+  v1::JobKind kind;
+  std::function<void(v1::JobResult*)> edit;
+  const char* says;  // A part of the message.
+};
+
+TEST(ResultCheckTest, ForgedOrBrokenResultsAreRefused) {
+  const std::vector<Forgery> forgeries = {
+      {"passed with a failed trial", v1::JOB_KIND_CORRECTNESS,
+       [](v1::JobResult* r) {
+         r->mutable_correctness()->mutable_trials(2)->set_passed(false);
+       },
+       "trials failed"},
+      {"passed although correctness failed", v1::JOB_KIND_CORRECTNESS,
+       [](v1::JobResult* r) { r->mutable_correctness()->set_passed(false); },
+       "correctness.passed is false"},
+      {"passed trial with mismatches", v1::JOB_KIND_CORRECTNESS,
+       [](v1::JobResult* r) {
+         r->mutable_correctness()->mutable_trials(0)->set_mismatches(5);
+       },
+       "trial 1 (default/a) is marked passed with 5 mismatches"},
+      {"passed with an error", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) { r->mutable_error()->set_code(13); },
+       "PASSED with an error"},
+      {"passed with no trials", v1::JOB_KIND_CORRECTNESS,
+       [](v1::JobResult* r) {
+         r->mutable_correctness()->clear_trials();
+         r->mutable_correctness()->set_trials_run(0);
+         r->mutable_correctness()->set_trials_passed(0);
+       },
+       "no trials"},
+      {"a shape left out", v1::JOB_KIND_CORRECTNESS,
+       [](v1::JobResult* r) {
+         r->mutable_correctness()->mutable_trials()->RemoveLast();
+         r->mutable_correctness()->set_trials_run(3);
+         r->mutable_correctness()->set_trials_passed(3);
+       },
+       "only 3 of 4 shapes"},
+      {"a shape made up", v1::JOB_KIND_CORRECTNESS,
+       [](v1::JobResult* r) {
+         r->mutable_correctness()->mutable_trials(0)->set_shape("tiny");
+       },
+       "shape the job does not have"},
+      {"counts that disagree", v1::JOB_KIND_CORRECTNESS,
+       [](v1::JobResult* r) { r->mutable_correctness()->set_trials_run(40); },
+       "counts disagree"},
+      {"no correctness report", v1::JOB_KIND_CORRECTNESS,
+       [](v1::JobResult* r) { r->clear_correctness(); },
+       "without a correctness report"},
+      {"speedup 1000", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) { r->mutable_timing()->set_speedup(1000); },
+       "speedup 1000 does not match"},
+      {"speedup off by 2%", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) { r->mutable_timing()->set_speedup(2.04); },
+       "does not match"},
+      {"kernel faster than any launch", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) {
+         *r->mutable_timing()->mutable_kernel() = Stats(0.02);
+         r->mutable_timing()->set_speedup(1000);
+       },
+       "below 0.5 us"},
+      {"reference below the floor", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) {
+         *r->mutable_timing()->mutable_reference() = Stats(0.1);
+         r->mutable_timing()->set_speedup(0.01);
+       },
+       "timing.reference median"},
+      {"NaN time", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) {
+         r->mutable_timing()->mutable_kernel()->set_mean_us(std::nan(""));
+       },
+       "timing.kernel.mean_us"},
+      {"infinite speedup", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) { r->mutable_timing()->set_speedup(INFINITY); },
+       "speedup"},
+      {"negative time", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) {
+         r->mutable_timing()->mutable_kernel()->set_min_us(-1);
+       },
+       "timing.kernel.min_us"},
+      {"median above max", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) {
+         r->mutable_timing()->mutable_kernel()->set_max_us(5);
+       },
+       "not ordered"},
+      {"no samples", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) {
+         r->mutable_timing()->mutable_kernel()->set_n(0);
+       },
+       "no samples"},
+      {"no timing on a passed submit", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) { r->clear_timing(); },
+       "without the timing report"},
+      {"timing of another shape", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) { r->mutable_timing()->set_shape("b"); },
+       "not of the shape the job timed"},
+      {"profile's own timing forged", v1::JOB_KIND_PROFILE,
+       [](v1::JobResult* r) {
+         r->mutable_profile()->mutable_timing()->set_speedup(50);
+       },
+       "profile.timing.speedup"},
+      {"timing on a correctness job", v1::JOB_KIND_CORRECTNESS,
+       [](v1::JobResult* r) { r->mutable_timing()->set_speedup(1000); },
+       "timing report"},
+      {"profile on a submit", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) { r->mutable_profile()->set_preset("full"); },
+       "not a profile job"},
+      {"made-up GPU", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) { r->mutable_gpu()->set_name("NVIDIA B300"); },
+       "names GPU 'NVIDIA B300'"},
+      {"another GPU's uuid", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) { r->mutable_gpu()->set_uuid("GPU-ffff"); },
+       "uuid GPU-ffff"},
+      {"no GPU", v1::JOB_KIND_CORRECTNESS,
+       [](v1::JobResult* r) { r->clear_gpu(); }, "names GPU ''"},
+      {"manifest of another GPU", v1::JOB_KIND_CORRECTNESS,
+       [](v1::JobResult* r) {
+         r->mutable_manifest()->set_gpu_name("NVIDIA B300");
+       },
+       "manifest names another GPU"},
+      {"result of another source", v1::JOB_KIND_CORRECTNESS,
+       [](v1::JobResult* r) {
+         r->mutable_manifest()->set_source_digest(Sha256Hex("other"));
+       },
+       "another source"},
+      {"unknown verdict", v1::JOB_KIND_CORRECTNESS,
+       [](v1::JobResult* r) { r->set_verdict(v1::VERDICT_UNSPECIFIED); },
+       "verdict"},
+      {"verdict out of range", v1::JOB_KIND_CORRECTNESS,
+       [](v1::JobResult* r) { r->set_verdict(static_cast<v1::Verdict>(99)); },
+       "verdict (99)"},
+      {"huge log", v1::JOB_KIND_CORRECTNESS,
+       [](v1::JobResult* r) { r->set_log(std::string(1 << 20, 'x')); },
+       "log is 1048576 bytes"},
+      {"huge message", v1::JOB_KIND_CORRECTNESS,
+       [](v1::JobResult* r) { r->set_message(std::string(100000, 'x')); },
+       "message is"},
+      {"too many hot lines", v1::JOB_KIND_PROFILE,
+       [](v1::JobResult* r) {
+         for (int i = 0; i < 10001; ++i) r->mutable_profile()->add_hot_lines();
+       },
+       "profile.hot_lines has 10001"},
+      {"NaN runner time", v1::JOB_KIND_CORRECTNESS,
+       [](v1::JobResult* r) { r->set_runner_ms(std::nan("")); }, "runner_ms"},
+      {"sanitize passed with findings", v1::JOB_KIND_SANITIZE,
+       [](v1::JobResult* r) { r->mutable_sanitize()->add_findings(); },
+       "1 findings"},
+      {"sanitize passed with a timed-out run", v1::JOB_KIND_SANITIZE,
+       [](v1::JobResult* r) {
+         r->mutable_sanitize()->mutable_runs(0)->set_timed_out(true);
+       },
+       "timed out"},
+      {"sanitize passed without a report", v1::JOB_KIND_SANITIZE,
+       [](v1::JobResult* r) { r->clear_sanitize(); },
+       "without a sanitizer report"},
+      {"sanitize passed with nothing run", v1::JOB_KIND_SANITIZE,
+       [](v1::JobResult* r) { r->mutable_sanitize()->clear_runs(); },
+       "no runs"},
+  };
+  // A tool the job asked for that did not run.
+  {
+    v1::RunnerJob job = Job(v1::JOB_KIND_SANITIZE);
+    const v1::JobResult r = Honest(job);
+    job.add_sanitize_tools("racecheck");
+    const absl::Status s = CheckWorkerResult(job, Gpu(), r);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(), HasSubstr("racecheck run the job asked for"));
+  }
+  for (const Forgery& f : forgeries) {
+    const v1::RunnerJob job = Job(f.kind);
+    v1::JobResult r = Honest(job);
+    f.edit(&r);
+    const absl::Status s = CheckWorkerResult(job, Gpu(), r);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << f.what;
+    EXPECT_THAT(s.message(), HasSubstr(f.says)) << f.what << ": " << s;
+  }
+}
+
+TEST(ResultCheckTest, MessagesNeverNameAHiddenCase) {
+  const v1::RunnerJob job = Job(v1::JOB_KIND_SUBMIT);
+  v1::JobResult r = Honest(job);
+  // The last trial is the hidden one.
+  const int last = r.correctness().trials_size() - 1;
+  ASSERT_EQ(r.correctness().trials(last).shape(), "secret_shape");
+  r.mutable_correctness()->mutable_trials(last)->set_nan_count(1);
+  const absl::Status s = CheckWorkerResult(job, Gpu(), r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("a hidden case"));
+  EXPECT_THAT(s.message(), Not(HasSubstr("secret_shape")));
+  EXPECT_THAT(s.message(), Not(HasSubstr("holdout")));
+}
+
+TEST(ResultCheckTest, LimitsAreOptions) {
+  const v1::RunnerJob job = Job(v1::JOB_KIND_SUBMIT);
+  v1::JobResult r = Honest(job);
+  ResultLimits strict;
+  strict.min_time_us = 15;  // Above the kernel's 10 us.
+  EXPECT_THAT(CheckWorkerResult(job, Gpu(), r, strict).message(),
+              HasSubstr("timing.kernel median 10 us is below 15 us"));
+  ResultLimits loose;
+  loose.speedup_tolerance = 0.05;
+  r.mutable_timing()->set_speedup(2.04);
+  EXPECT_TRUE(CheckWorkerResult(job, Gpu(), r, loose).ok());
+}
+
+}  // namespace
+}  // namespace kbench

@@ -1,0 +1,171 @@
+// Scheduler: the queue of compiled jobs waiting for a GPU, and the leases
+// that workers hold on them (the pull model of Bazel remote execution).
+//  - Workers long-poll Lease(); a waiting worker gets the next job compiled
+//    for its GPU's arch (RunnerJob.cubin_arch == spec.arch) at once.
+//  - Each GPU worker holds at most one lease, so timed GPU work is
+//    serialized per GPU by construction. A lease request from a worker id
+//    that still holds a lease means the worker restarted and lost its job:
+//    the job is given up at once (re-queued), not after the TTL.
+//  - A lease whose heartbeats stop for lease_ttl is lost: the job goes back
+//    to the front of the queue, up to max_attempts leases in all; then it
+//    fails with UNAVAILABLE, naming the workers that lost it.
+//  - Jobs waiting while no worker of their arch has been seen for
+//    no_worker_timeout fail with UNAVAILABLE instead of waiting forever.
+//  - A completed result is checked (server/core/result_check.h) before it ends
+//    the job; an inconsistent one ends it with INTERNAL, never stored as the
+//    kernel's verdict.
+// A background thread ticks the timeouts.
+//
+// Ownership: borrows the JobTable and WorkerRegistry (must outlive it).
+// Thread safety: every method is thread safe. Callbacks (lease replies,
+// `finish`) are called without the scheduler's lock held.
+#ifndef KBENCH_SERVER_CORE_SCHEDULER_H_
+#define KBENCH_SERVER_CORE_SCHEDULER_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "kbench/v1/worker.pb.h"
+#include "server/core/job_table.h"
+#include "server/core/worker_registry.h"
+
+namespace kbench {
+
+class Scheduler {
+ public:
+  struct Options {
+    // A lease is lost when no heartbeat arrives for this long.
+    absl::Duration lease_ttl = absl::Seconds(10);
+    // Leases a job may be given before it fails.
+    int max_attempts = 3;
+    // Longest long-poll; longer requested waits are cut to this.
+    absl::Duration max_wait = absl::Seconds(30);
+    // Queued jobs fail after waiting this long with no worker connected.
+    absl::Duration no_worker_timeout = absl::Seconds(60);
+    // Period of the timeout checks.
+    absl::Duration tick = absl::Milliseconds(100);
+  };
+
+  struct Lease {
+    std::string lease_id;
+    v1::RunnerJob job;
+    int attempt = 0;
+    absl::Duration ttl;
+  };
+  // Called once: with a lease, or with nullopt when the wait ran out.
+  using LeaseReply = std::function<void(std::optional<Lease>)>;
+  // Called once per job the scheduler ends: completed by its worker, lost
+  // too often, or no worker. (A job cancelled while leased is finished by
+  // its canceller; its worker's later Complete is accepted and dropped.)
+  using FinishFn =
+      std::function<void(const std::string& job_id, v1::JobResult result)>;
+
+  Scheduler(const Options& options, JobTable* jobs, WorkerRegistry* workers,
+            FinishFn finish);
+  ~Scheduler();
+
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Queues a compiled job (stage becomes WAITING_GPU).
+  void Enqueue(const std::string& job_id, v1::RunnerJob job, int attempts);
+
+  // Long-poll for a job. Registers the worker first
+  // (WorkerRegistry::Register: InvalidArgument or FailedPrecondition, and
+  // then `reply` is never called). Gives up any lease the worker id still
+  // holds, and any older wait of it. Returns a waiter id for CancelWait.
+  absl::StatusOr<int64_t> RequestLease(const v1::WorkerInfo& worker,
+                                       absl::Duration wait, LeaseReply reply);
+  // The caller went away: forget the waiter (its reply is not called). If a
+  // job was already handed to it, the lease expires and is re-queued.
+  void CancelWait(int64_t waiter_id);
+
+  struct HeartbeatReply {
+    bool lease_valid = false;
+    bool cancel = false;
+  };
+  HeartbeatReply Heartbeat(const std::string& worker_id,
+                           const std::string& lease_id,
+                           const std::string& detail);
+
+  // The worker's result. FailedPrecondition when the lease is unknown or
+  // lost (its job went elsewhere or ended). InvalidArgument when the result
+  // fails CheckWorkerResult: the job then ends with an INTERNAL error saying
+  // so (the worker's verdict is dropped).
+  absl::Status Complete(const std::string& worker_id,
+                        const std::string& lease_id, v1::JobResult result);
+
+  // Removes a queued job, or flags a leased one so its worker stops it.
+  // Returns false when the scheduler does not hold the job.
+  bool Cancel(const std::string& job_id);
+
+  // Jobs waiting for a GPU.
+  int QueueDepth() const;
+
+ private:
+  struct Queued {
+    std::string job_id;
+    v1::RunnerJob job;
+    int attempts = 0;  // Leases given so far.
+    absl::Time since;
+    // How each earlier lease was lost ("w1 stopped heartbeating (10s)").
+    std::vector<std::string> losses;
+    // Of those, the leases lost because their worker restarted mid-job.
+    int restarts = 0;
+  };
+  struct Active {
+    Queued queued;
+    std::string worker_id;
+    absl::Time last_heartbeat;
+    bool cancelled = false;
+  };
+  struct Waiter {
+    v1::WorkerInfo worker;
+    absl::Time deadline;
+    LeaseReply reply;
+  };
+  using Calls = std::vector<std::function<void()>>;
+
+  void Tick();
+  // Hands queued jobs to waiting workers; collects the replies in `calls`.
+  void MatchLocked(Calls* calls) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Lease StartLeaseLocked(Queued q, const v1::WorkerInfo& worker)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UpdatePositionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the lease `it` (its worker lost it, as `how` says; `restarted` when
+  // the worker came back without its job): re-queues the job at the front,
+  // or fails it into `failed` after max_attempts. Returns the next lease.
+  using Failed = std::vector<std::pair<std::string, v1::JobResult>>;
+  std::map<std::string, Active>::iterator LoseLeaseLocked(
+      std::map<std::string, Active>::iterator it, const std::string& how,
+      bool restarted, Failed* failed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  Options options_;
+  JobTable* jobs_;
+  WorkerRegistry* workers_;
+  FinishFn finish_;
+
+  mutable absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, Waiter> waiters_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Active> leases_ ABSL_GUARDED_BY(mu_);
+  int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::thread ticker_;
+};
+
+}  // namespace kbench
+
+#endif  // KBENCH_SERVER_CORE_SCHEDULER_H_

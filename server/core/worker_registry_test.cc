@@ -1,0 +1,388 @@
+// Tests of WorkerRegistry (server/core/worker_registry.h): registration,
+// liveness with explicit times, current job and jobs_done bookkeeping, the
+// checks of a worker's facts (ValidateWorkerInfo) and their binding to its id,
+// the strictest spec per arch, the compile arch choice, and LastSeen.
+#include "server/core/worker_registry.h"
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace kbench {
+namespace {
+
+using ::testing::HasSubstr;
+
+const absl::Time kT0 = absl::FromUnixSeconds(1700000000);
+
+v1::WorkerInfo Info(const std::string& id, const std::string& gpu_name = "",
+                    int gpu_index = 0) {
+  v1::WorkerInfo info;
+  info.set_worker_id(id);
+  info.set_hostname("host-" + id);
+  info.set_gpu_index(gpu_index);
+  info.mutable_spec()->set_name(gpu_name.empty() ? "GPU " + id : gpu_name);
+  info.mutable_spec()->set_arch("sm_90");
+  return info;
+}
+
+std::vector<std::string> Ids(const std::vector<v1::WorkerGpu>& gpus) {
+  std::vector<std::string> ids;
+  for (const v1::WorkerGpu& g : gpus) ids.push_back(g.worker_id());
+  return ids;
+}
+
+WorkerRegistry::Options Liveness(absl::Duration d) {
+  WorkerRegistry::Options o;
+  o.liveness = d;
+  return o;
+}
+
+TEST(WorkerRegistryTest, EmptyRegistry) {
+  WorkerRegistry r(Liveness(absl::Seconds(45)));
+  EXPECT_TRUE(r.Live(kT0).empty());
+  EXPECT_FALSE(r.AnyLive(kT0));
+  EXPECT_FALSE(r.StrictestSpec("sm_90", kT0).has_value());
+  EXPECT_EQ(r.LastSeen(), absl::InfinitePast());
+}
+
+TEST(WorkerRegistryTest, TouchRecordsTheWorkersFacts) {
+  WorkerRegistry r(Liveness(absl::Seconds(45)));
+  r.Touch(Info("h:gpu1", "NVIDIA H100", 1), kT0);
+  const std::vector<v1::WorkerGpu> live = r.Live(kT0);
+  ASSERT_EQ(live.size(), 1u);
+  const v1::WorkerGpu& g = live[0];
+  EXPECT_EQ(g.worker_id(), "h:gpu1");
+  EXPECT_EQ(g.hostname(), "host-h:gpu1");
+  EXPECT_EQ(g.gpu_index(), 1);
+  EXPECT_EQ(g.spec().name(), "NVIDIA H100");
+  EXPECT_EQ(g.spec().arch(), "sm_90");
+  EXPECT_FALSE(g.busy());
+  EXPECT_EQ(g.current_job_id(), "");
+  EXPECT_EQ(g.jobs_done(), 0);
+  EXPECT_EQ(g.last_seen_unix_ms(), absl::ToUnixMillis(kT0));
+  EXPECT_TRUE(r.AnyLive(kT0));
+}
+
+TEST(WorkerRegistryTest, TouchUpdatesFacts) {
+  WorkerRegistry r(Liveness(absl::Seconds(45)));
+  r.Touch(Info("w", "old name"), kT0);
+  r.Touch(Info("w", "new name"), kT0 + absl::Seconds(1));
+  const std::vector<v1::WorkerGpu> live = r.Live(kT0 + absl::Seconds(1));
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].spec().name(), "new name");
+  EXPECT_EQ(live[0].last_seen_unix_ms(),
+            absl::ToUnixMillis(kT0 + absl::Seconds(1)));
+}
+
+TEST(WorkerRegistryTest, LiveFiltersByLivenessAndSortsById) {
+  WorkerRegistry r(Liveness(absl::Seconds(45)));
+  r.Touch(Info("c"), kT0);
+  r.Touch(Info("a"), kT0 + absl::Seconds(30));
+  r.Touch(Info("b"), kT0 + absl::Seconds(10));
+  EXPECT_THAT(Ids(r.Live(kT0 + absl::Seconds(30))),
+              ::testing::ElementsAre("a", "b", "c"));
+  // c was last seen 50 s before, b 40 s, a 20 s.
+  EXPECT_THAT(Ids(r.Live(kT0 + absl::Seconds(50))),
+              ::testing::ElementsAre("a", "b"));
+  EXPECT_THAT(Ids(r.Live(kT0 + absl::Seconds(60))),
+              ::testing::ElementsAre("a"));
+  EXPECT_TRUE(r.Live(kT0 + absl::Seconds(80)).empty());
+  EXPECT_FALSE(r.AnyLive(kT0 + absl::Seconds(80)));
+  EXPECT_TRUE(r.AnyLive(kT0 + absl::Seconds(70)));
+}
+
+TEST(WorkerRegistryTest, TouchIdKeepsAKnownWorkerAlive) {
+  WorkerRegistry r(Liveness(absl::Seconds(45)));
+  r.Touch(Info("w"), kT0);
+  EXPECT_TRUE(r.Live(kT0 + absl::Seconds(60)).empty());
+  r.TouchId("w", kT0 + absl::Seconds(50));
+  const std::vector<v1::WorkerGpu> live = r.Live(kT0 + absl::Seconds(60));
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].last_seen_unix_ms(),
+            absl::ToUnixMillis(kT0 + absl::Seconds(50)));
+  // The facts from the lease request are kept.
+  EXPECT_EQ(live[0].spec().name(), "GPU w");
+}
+
+TEST(WorkerRegistryTest, TouchIdOfUnknownWorkerAddsNothing) {
+  WorkerRegistry r(Liveness(absl::Seconds(45)));
+  r.TouchId("ghost", kT0);
+  EXPECT_TRUE(r.Live(kT0).empty());
+  EXPECT_EQ(r.LastSeen(), absl::InfinitePast());
+}
+
+TEST(WorkerRegistryTest, SetCurrentJobTracksBusyAndJobsDone) {
+  WorkerRegistry r(Liveness(absl::Seconds(45)));
+  r.Touch(Info("w"), kT0);
+
+  r.SetCurrentJob("w", "job-1");
+  std::vector<v1::WorkerGpu> live = r.Live(kT0);
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_TRUE(live[0].busy());
+  EXPECT_EQ(live[0].current_job_id(), "job-1");
+  EXPECT_EQ(live[0].jobs_done(), 0);
+
+  r.SetCurrentJob("w", "");
+  live = r.Live(kT0);
+  EXPECT_FALSE(live[0].busy());
+  EXPECT_EQ(live[0].current_job_id(), "");
+  EXPECT_EQ(live[0].jobs_done(), 1);
+
+  // Finishing again without a job in between is not another job.
+  r.SetCurrentJob("w", "");
+  EXPECT_EQ(r.Live(kT0)[0].jobs_done(), 1);
+
+  r.SetCurrentJob("w", "job-2");
+  r.SetCurrentJob("w", "");
+  EXPECT_EQ(r.Live(kT0)[0].jobs_done(), 2);
+
+  // A lease request does not reset the counts or the current job.
+  r.SetCurrentJob("w", "job-3");
+  r.Touch(Info("w"), kT0 + absl::Seconds(1));
+  live = r.Live(kT0 + absl::Seconds(1));
+  EXPECT_TRUE(live[0].busy());
+  EXPECT_EQ(live[0].current_job_id(), "job-3");
+  EXPECT_EQ(live[0].jobs_done(), 2);
+}
+
+TEST(WorkerRegistryTest, SetCurrentJobOfUnknownWorkerIsIgnored) {
+  WorkerRegistry r(Liveness(absl::Seconds(45)));
+  r.SetCurrentJob("ghost", "job-1");
+  EXPECT_TRUE(r.Live(kT0).empty());
+}
+
+// A worker as kbworker reports it (the fake runner's GPU, with limits).
+v1::WorkerInfo Valid(const std::string& id, const std::string& arch = "sm_90") {
+  v1::WorkerInfo info;
+  info.set_worker_id(id);
+  info.set_hostname("host");
+  info.set_gpu_index(0);
+  info.set_version("0.1.0");
+  v1::GpuSpec* s = info.mutable_spec();
+  s->set_name("NVIDIA H200");
+  s->set_uuid("GPU-1234");
+  s->set_arch(arch);
+  s->set_cc_major(arch == "sm_80" ? 8 : 9);
+  s->set_cc_minor(0);
+  s->set_sm_count(132);
+  s->set_max_threads_per_block(1024);
+  s->set_smem_per_block_bytes(48 * 1024);
+  s->set_smem_per_block_optin_bytes(227 * 1024);
+  s->set_regs_per_block(65536);
+  s->set_warp_size(32);
+  for (int64_t d : {1024, 1024, 64}) s->add_max_block_dims(d);
+  for (int64_t d : {2147483647, 65535, 65535}) s->add_max_grid_dims(d);
+  s->set_measured_copy_gbps(4000);
+  return info;
+}
+
+TEST(WorkerRegistryTest, ValidWorkerInfoPasses) {
+  EXPECT_TRUE(ValidateWorkerInfo(Valid("h:gpu0")).ok())
+      << ValidateWorkerInfo(Valid("h:gpu0"));
+  // Limits a GPU does not report (0) are allowed: the fake runner's spec.
+  v1::WorkerInfo sparse = Valid("h:gpu1");
+  sparse.mutable_spec()->clear_smem_per_block_bytes();
+  sparse.mutable_spec()->clear_smem_per_block_optin_bytes();
+  sparse.mutable_spec()->clear_max_block_dims();
+  EXPECT_TRUE(ValidateWorkerInfo(sparse).ok()) << ValidateWorkerInfo(sparse);
+}
+
+TEST(WorkerRegistryTest, FakeOrBrokenSpecsAreInvalidArgument) {
+  struct Case {
+    const char* what;
+    std::function<void(v1::WorkerInfo*)> edit;
+    const char* field;
+  };
+  const std::vector<Case> cases = {
+      {"no id", [](v1::WorkerInfo* i) { i->clear_worker_id(); }, "worker_id"},
+      {"newline in id",
+       [](v1::WorkerInfo* i) { i->set_worker_id("w\nFORGED LOG LINE"); },
+       "worker_id"},
+      {"huge id",
+       [](v1::WorkerInfo* i) { i->set_worker_id(std::string(4096, 'a')); },
+       "worker_id"},
+      {"1 thread per block",
+       [](v1::WorkerInfo* i) {
+         i->mutable_spec()->set_max_threads_per_block(1);
+       },
+       "max_threads_per_block"},
+      {"no threads reported",
+       [](v1::WorkerInfo* i) {
+         i->mutable_spec()->clear_max_threads_per_block();
+       },
+       "max_threads_per_block"},
+      {"0 SMs", [](v1::WorkerInfo* i) { i->mutable_spec()->set_sm_count(0); },
+       "sm_count"},
+      {"negative smem",
+       [](v1::WorkerInfo* i) {
+         i->mutable_spec()->set_smem_per_block_bytes(-5);
+       },
+       "smem_per_block_bytes"},
+      {"tiny smem",
+       [](v1::WorkerInfo* i) {
+         i->mutable_spec()->set_smem_per_block_bytes(16);
+       },
+       "smem_per_block_bytes"},
+      {"grid of 1",
+       [](v1::WorkerInfo* i) { i->mutable_spec()->set_max_grid_dims(0, 1); },
+       "max_grid_dims"},
+      {"two block dims",
+       [](v1::WorkerInfo* i) {
+         i->mutable_spec()->mutable_max_block_dims()->RemoveLast();
+       },
+       "max_block_dims"},
+      {"no name", [](v1::WorkerInfo* i) { i->mutable_spec()->clear_name(); },
+       "name"},
+      {"name not UTF-8",
+       [](v1::WorkerInfo* i) { i->mutable_spec()->set_name("GPU \xff"); },
+       "name"},
+      {"long name",
+       [](v1::WorkerInfo* i) {
+         i->mutable_spec()->set_name(std::string(1000, 'x'));
+       },
+       "name"},
+      {"arch not sm_NN",
+       [](v1::WorkerInfo* i) { i->mutable_spec()->set_arch("compute_90"); },
+       "arch"},
+      {"arch with a path",
+       [](v1::WorkerInfo* i) { i->mutable_spec()->set_arch("sm_90 -I/etc"); },
+       "arch"},
+      {"arch against cc",
+       [](v1::WorkerInfo* i) { i->mutable_spec()->set_arch("sm_80"); },
+       "compute capability"},
+      {"NaN bandwidth",
+       [](v1::WorkerInfo* i) {
+         i->mutable_spec()->set_measured_copy_gbps(std::nan(""));
+       },
+       "measured_copy_gbps"},
+      {"no spec", [](v1::WorkerInfo* i) { i->clear_spec(); }, "spec"},
+  };
+  for (const Case& c : cases) {
+    v1::WorkerInfo info = Valid("h:gpu0");
+    c.edit(&info);
+    const absl::Status s = ValidateWorkerInfo(info);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.what;
+    EXPECT_THAT(s.message(), HasSubstr(c.field)) << c.what << ": " << s;
+    // Register refuses it too, and records nothing.
+    WorkerRegistry r(Liveness(absl::Seconds(45)));
+    EXPECT_EQ(r.Register(info, kT0).code(), absl::StatusCode::kInvalidArgument)
+        << c.what;
+    EXPECT_TRUE(r.Live(kT0).empty()) << c.what;
+  }
+}
+
+TEST(WorkerRegistryTest, ArchNames) {
+  for (const char* ok : {"sm_90", "sm_80", "sm_100", "sm_90a", "sm_120f"}) {
+    EXPECT_TRUE(IsGpuArch(ok)) << ok;
+  }
+  for (const char* bad : {"", "sm_", "sm_9", "sm_1000", "sm_09", "sm_90b",
+                          "compute_90", "SM_90", "sm_9x", "sm_90 "}) {
+    EXPECT_FALSE(IsGpuArch(bad)) << bad;
+  }
+}
+
+TEST(WorkerRegistryTest, ALiveIdKeepsTheSpecItRegisteredWith) {
+  WorkerRegistry r(Liveness(absl::Seconds(45)));
+  ASSERT_TRUE(r.Register(Valid("w"), kT0).ok());
+  // The same worker again, with fresh measured ceilings (a new runner).
+  v1::WorkerInfo again = Valid("w");
+  again.mutable_spec()->set_measured_copy_gbps(3990);
+  EXPECT_TRUE(r.Register(again, kT0 + absl::Seconds(1)).ok());
+  EXPECT_EQ(r.SpecOf("w")->measured_copy_gbps(), 3990);
+  // Another spec under the live id: refused, the first one stays.
+  v1::WorkerInfo fake = Valid("w");
+  fake.mutable_spec()->set_max_threads_per_block(64);
+  absl::Status s = r.Register(fake, kT0 + absl::Seconds(2));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_THAT(s.message(), HasSubstr("'w'"));
+  EXPECT_THAT(s.message(), HasSubstr("--worker-id"));
+  EXPECT_THAT(s.message(), HasSubstr("max_threads_per_block"));
+  EXPECT_EQ(r.SpecOf("w")->max_threads_per_block(), 1024);
+  // Another host under the id: refused too.
+  v1::WorkerInfo other_host = Valid("w");
+  other_host.set_hostname("elsewhere");
+  EXPECT_EQ(r.Register(other_host, kT0 + absl::Seconds(3)).code(),
+            absl::StatusCode::kFailedPrecondition);
+  // Once the first registration expired, the id may name another GPU.
+  EXPECT_TRUE(r.Register(fake, kT0 + absl::Seconds(50)).ok());
+  EXPECT_EQ(r.SpecOf("w")->max_threads_per_block(), 64);
+}
+
+TEST(WorkerRegistryTest, StrictestSpecIsTheMinimumOverLiveWorkersOfTheArch) {
+  WorkerRegistry r(Liveness(absl::Seconds(45)));
+  EXPECT_FALSE(r.StrictestSpec("sm_90", kT0).has_value());
+  v1::WorkerInfo a = Valid("a");
+  a.mutable_spec()->set_max_threads_per_block(512);
+  a.mutable_spec()->set_max_block_dims(2, 32);
+  v1::WorkerInfo b = Valid("b");
+  b.mutable_spec()->set_name("NVIDIA H100");
+  b.mutable_spec()->set_smem_per_block_optin_bytes(100 * 1024);
+  b.mutable_spec()->clear_regs_per_block();  // Not reported: ignored.
+  v1::WorkerInfo c = Valid("c", "sm_80");
+  c.mutable_spec()->set_max_threads_per_block(64);
+  ASSERT_TRUE(r.Register(b, kT0).ok());
+  ASSERT_TRUE(r.Register(a, kT0 - absl::Seconds(40)).ok());
+  ASSERT_TRUE(r.Register(c, kT0).ok());
+  std::optional<v1::GpuSpec> s = r.StrictestSpec("sm_90", kT0);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->arch(), "sm_90");
+  EXPECT_EQ(s->max_threads_per_block(), 512);  // a's, not c's (sm_80).
+  EXPECT_EQ(s->smem_per_block_optin_bytes(), 100 * 1024);  // b's.
+  EXPECT_EQ(s->regs_per_block(), 65536);
+  EXPECT_THAT(s->max_block_dims(), ::testing::ElementsAre(1024, 1024, 32));
+  EXPECT_THAT(s->name(), HasSubstr("strictest of 2"));
+  EXPECT_THAT(s->name(), HasSubstr("NVIDIA H100"));
+  // Ten seconds later a is gone: b alone.
+  s = r.StrictestSpec("sm_90", kT0 + absl::Seconds(10));
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->max_threads_per_block(), 1024);
+  EXPECT_EQ(s->name(), "NVIDIA H100");
+  EXPECT_EQ(r.StrictestSpec("sm_80", kT0)->max_threads_per_block(), 64);
+  EXPECT_FALSE(r.StrictestSpec("sm_100", kT0).has_value());
+  EXPECT_FALSE(r.StrictestSpec("sm_90", kT0 + absl::Seconds(50)).has_value());
+}
+
+TEST(WorkerRegistryTest, ChooseArchFollowsTheConnectedWorkers) {
+  WorkerRegistry r(Liveness(absl::Seconds(45)));
+  // Nobody connected: the request's arch, else the default.
+  EXPECT_EQ(*r.ChooseArch("", true, "sm_90", kT0), "sm_90");
+  EXPECT_EQ(*r.ChooseArch("sm_80", true, "sm_90", kT0), "sm_80");
+  ASSERT_TRUE(r.Register(Valid("a", "sm_80"), kT0).ok());
+  ASSERT_TRUE(r.Register(Valid("b", "sm_90"), kT0).ok());
+  ASSERT_TRUE(r.Register(Valid("c", "sm_90"), kT0).ok());
+  EXPECT_EQ(*r.ChooseArch("", true, "sm_100", kT0), "sm_90");  // Most.
+  EXPECT_EQ(*r.ChooseArch("sm_80", true, "sm_90", kT0), "sm_80");
+  absl::StatusOr<std::string> none = r.ChooseArch("sm_100", true, "", kT0);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(none.status().message(), HasSubstr("sm_100"));
+  EXPECT_THAT(none.status().message(), HasSubstr("sm_80 (1 worker)"));
+  EXPECT_THAT(none.status().message(), HasSubstr("sm_90 (2 workers)"));
+  // A compile-only job may target any arch.
+  EXPECT_EQ(*r.ChooseArch("sm_100", false, "", kT0), "sm_100");
+  EXPECT_EQ(r.LiveArchs(kT0),
+            (std::map<std::string, int>{{"sm_80", 1}, {"sm_90", 2}}));
+  EXPECT_EQ(r.LastSeenWithArch("sm_80"), kT0);
+  EXPECT_EQ(r.LastSeenWithArch("sm_100"), absl::InfinitePast());
+}
+
+TEST(WorkerRegistryTest, LastSeenIsTheMostRecentContact) {
+  WorkerRegistry r(Liveness(absl::Seconds(45)));
+  r.Touch(Info("a"), kT0 + absl::Seconds(5));
+  r.Touch(Info("b"), kT0);
+  EXPECT_EQ(r.LastSeen(), kT0 + absl::Seconds(5));
+  r.TouchId("b", kT0 + absl::Seconds(20));
+  EXPECT_EQ(r.LastSeen(), kT0 + absl::Seconds(20));
+  // Also after every worker went away.
+  EXPECT_FALSE(r.AnyLive(kT0 + absl::Hours(1)));
+  EXPECT_EQ(r.LastSeen(), kT0 + absl::Seconds(20));
+}
+
+}  // namespace
+}  // namespace kbench

@@ -1,0 +1,387 @@
+// kb_fake_runner: a stand-in for kbrunner that speaks the runner protocol on
+// fd 3 without a GPU, so the worker's process management, watchdog and crash
+// handling are tested in CI. It never touches CUDA.
+//
+// Start-up: says hello with a fake GpuSpec ("kbench fake GPU (tests only)",
+// sm_90, 132 SMs), unless KB_FAKE_RUNNER_FAIL_HELLO=1, in which case it
+// prints a message to stderr (and a line to stdout) and exits with status 3.
+//
+// Each RunnerRequest behaves by the first marker found in the job's source:
+//   FAKE_CRASH         prints a line to stdout, then raise(SIGSEGV).
+//   FAKE_HANG          one progress message, then sleeps forever.
+//   FAKE_SLOW_MS=<n>   progress every 100 ms for n ms, then passes.
+//   FAKE_UNHEALTHY     verdict CRASHED with unhealthy=true, then exits 0.
+//   FAKE_FAIL          verdict FAILED, one trial with max_abs_error 1.5.
+//   FAKE_PRINTF=<n>    writes n bytes to stdout, then passes.
+//   (none)             progress "running (fake)", then passes.
+// Passing results hold one TrialResult per shape of job.check_sets and, for
+// SUBMIT and PROFILE jobs, a TimingReport with made-up positive numbers: the
+// kernel's median is 10 us, or <n> us with the marker FAKE_KERNEL_US=<n>
+// anywhere in the source (the reference's is 20 us); FLOPs and minimum bytes
+// are the problem's at the timed shape. The fake GPU reports measured
+// ceilings of 4000 GB/s and 60 TFLOP/s and a 5 us launch floor. PROFILE results
+// also carry hardware counters (the naive kernel's, as read on an H200, L2 hit
+// rate above 100% included), two reference kernels, and hot source lines on the
+// source's first "+=", "for (" and "out[" code lines (70/20/10% of 1000
+// samples).
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "analysis/counter_figures.h"
+#include "analysis/hot_lines.h"
+#include "base/proto_io.h"
+#include "contract/problem_util.h"
+#include "kbench/v1/report.pb.h"
+#include "kbench/v1/worker.pb.h"
+
+namespace kbench {
+namespace {
+
+constexpr int kFd = 3;
+constexpr char kLog[] =
+    "kb_fake_runner: fake result (tests only); no kernel was run";
+
+v1::GpuSpec FakeSpec() {
+  v1::GpuSpec spec;
+  spec.set_name("kbench fake GPU (tests only)");
+  spec.set_uuid("GPU-00000000-0000-0000-0000-000000000000");
+  spec.set_cc_major(9);
+  spec.set_cc_minor(0);
+  spec.set_arch("sm_90");
+  spec.set_sm_count(132);
+  spec.set_sm_clock_mhz(1980);
+  spec.set_memory_clock_mhz(2619);
+  spec.set_memory_bus_bits(5120);
+  spec.set_memory_bytes(80LL << 30);
+  spec.set_l2_bytes(50LL << 20);
+  spec.set_warp_size(32);
+  spec.set_max_threads_per_block(1024);
+  spec.set_driver_version("fake");
+  spec.set_measured_copy_gbps(4000.0);
+  spec.set_measured_fp32_tflops(60.0);
+  spec.set_measured_launch_us(5.0);
+  return spec;
+}
+
+void Send(const v1::RunnerResponse& resp) {
+  const absl::Status st = WriteMessage(kFd, resp);
+  if (!st.ok()) {
+    std::fprintf(stderr, "kb_fake_runner: %s\n", st.ToString().c_str());
+    std::exit(1);
+  }
+}
+
+void SendProgress(const std::string& detail) {
+  v1::RunnerResponse resp;
+  resp.mutable_progress()->set_detail(detail);
+  Send(resp);
+}
+
+// Writes all of `data` to stdout (fd 1, unbuffered).
+void WriteStdout(absl::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = write(1, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+// The integer after `marker` in `source` (e.g. "FAKE_SLOW_MS=300"), or -1.
+int64_t MarkerValue(const std::string& source, absl::string_view marker) {
+  const size_t at = source.find(std::string(marker));
+  if (at == std::string::npos) return -1;
+  size_t end = at + marker.size();
+  while (end < source.size() && source[end] >= '0' && source[end] <= '9') {
+    ++end;
+  }
+  int64_t value = -1;
+  if (!absl::SimpleAtoi(absl::string_view(source).substr(
+                            at + marker.size(), end - at - marker.size()),
+                        &value)) {
+    return -1;
+  }
+  return value;
+}
+
+v1::Stats FakeStats(double median_us) {
+  v1::Stats s;
+  s.set_mean_us(median_us * 1.01);
+  s.set_median_us(median_us);
+  s.set_std_us(median_us * 0.02);
+  s.set_min_us(median_us * 0.97);
+  s.set_max_us(median_us * 1.05);
+  s.set_n(10);
+  s.set_rel_stderr(0.02 / 3.1623);
+  return s;
+}
+
+// Counters, reference kernels and hot lines of a fake profile.
+void FillFakeCounters(const v1::RunnerJob& job, const v1::GpuSpec& spec,
+                      v1::ProfileReport* profile, v1::LaunchProfile* launch) {
+  const std::map<std::string, double> values = {
+      {"gpu__time_duration.sum", 11520},
+      {"dram__bytes_read.sum", 41472},
+      {"dram__bytes_write.sum", 11776},
+      {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 0.096},
+      {"lts__t_sector_hit_rate.pct", 109.25},
+      {"l1tex__t_sector_hit_rate.pct", 87.57},
+      {"sm__warps_active.avg.pct_of_peak_sustained_active", 3.29},
+      {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 6168},
+      {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 89172},
+      {"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", 24},
+      {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 84},
+      {"smsp__warps_eligible.avg.per_cycle_active", 0.042},
+      {"smsp__warps_active.avg.per_cycle_active", 1.04},
+      {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 0.25},
+      {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+       3.55},
+      {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 86016},
+  };
+  DeriveCounterFigures(values, spec, launch);
+  profile->set_preset(job.profile_preset().empty() ? "full"
+                                                   : job.profile_preset());
+  profile->set_passes(job.profile_preset() == "fast" ? 3 : 16);
+  profile->set_counters_ms(job.profile_preset() == "fast" ? 150 : 600);
+  for (const char* name : {"concat_last_dim", "sm90_xmma_gemm_f32f32 (fake)"}) {
+    v1::LaunchProfile* r = profile->add_reference_launches();
+    r->set_entry(name);
+    DeriveCounterFigures({{"gpu__time_duration.sum", 4000}}, spec, r);
+    r->set_share_pct(50);
+  }
+  if (job.profile_preset() == "fast") return;
+  // Hot lines: 70/20/10% of 1000 samples on the first "+=", "for (" and
+  // "out[" lines of the source.
+  std::vector<PcSample> samples;
+  const std::pair<const char*, int64_t> hot[] = {
+      {"+=", 700}, {"for (", 200}, {"out[", 100}};
+  const std::vector<std::string> lines = absl::StrSplit(job.source(), '\n');
+  for (const auto& [needle, n] : hot) {
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const absl::string_view code =
+          absl::StripLeadingAsciiWhitespace(lines[i]);
+      if (absl::StartsWith(code, "//") ||
+          code.find(needle) == std::string::npos) {
+        continue;
+      }
+      samples.push_back(
+          {"gather_linear", job.filename(), static_cast<int>(i + 1),
+           "smsp__pcsamp_warps_issue_stalled_long_scoreboard", n});
+      break;
+    }
+  }
+  int64_t total = 0;
+  for (v1::SourceLine& l :
+       RankSourceLines(samples, job.source(), job.filename(), 8, &total)) {
+    *profile->add_hot_lines() = std::move(l);
+  }
+  // The hottest ("+=") line loads as the naive kernel's loop does.
+  if (profile->hot_lines_size() > 0) {
+    v1::SourceLine* hot = profile->mutable_hot_lines(0);
+    hot->set_global_load_requests(6168);
+    hot->set_global_load_sectors(89172);
+    hot->set_global_load_sectors_per_request(89172 / 6168.0);
+  }
+  profile->set_pc_samples(total);
+}
+
+v1::JobResult PassResult(const v1::RunnerJob& job) {
+  v1::JobResult result;
+  result.set_verdict(v1::VERDICT_PASSED);
+  result.mutable_compile()->set_success(true);
+  result.mutable_compile()->set_arch("sm_90");
+  if (job.kind() != v1::JOB_KIND_COMPILE) {
+    v1::CorrectnessReport* c = result.mutable_correctness();
+    c->set_passed(true);
+    for (const v1::ShapeSet& set : job.check_sets()) {
+      for (const v1::Shape& shape : set.shapes()) {
+        v1::TrialResult* t = c->add_trials();
+        t->set_shape_set(set.name());
+        t->set_shape(shape.name());
+        *t->mutable_dims() = shape.dims();
+        t->set_seed(job.seed());
+        t->set_passed(true);
+      }
+    }
+    c->set_trials_run(c->trials_size());
+    c->set_trials_passed(c->trials_size());
+  }
+  if (job.kind() == v1::JOB_KIND_SUBMIT || job.kind() == v1::JOB_KIND_PROFILE) {
+    v1::TimingReport* timing = result.mutable_timing();
+    timing->set_shape_set(job.timing_set());
+    timing->set_shape(job.timing_shape().name());
+    *timing->mutable_dims() = job.timing_shape().dims();
+    const int64_t kernel_us = MarkerValue(job.source(), "FAKE_KERNEL_US=");
+    const double kernel_median = kernel_us > 0 ? kernel_us : 10.0;
+    *timing->mutable_kernel() = FakeStats(kernel_median);
+    *timing->mutable_reference() = FakeStats(20.0);
+    timing->set_speedup(20.0 / kernel_median);
+    const DimValues dims(job.timing_shape().dims().begin(),
+                         job.timing_shape().dims().end());
+    const absl::StatusOr<double> flops = ProblemFlops(job.problem(), dims);
+    const absl::StatusOr<double> min_bytes =
+        ProblemMinBytes(job.problem(), dims);
+    if (flops.ok() && min_bytes.ok()) {
+      timing->set_flops(*flops);
+      timing->set_min_bytes(*min_bytes);
+      timing->set_kernel_memory_bytes(static_cast<int64_t>(*min_bytes));
+      timing->set_reference_memory_bytes(static_cast<int64_t>(*min_bytes) +
+                                         (32 << 20));
+    }
+    timing->set_kernel_launches(1);
+    timing->set_reference_launches(2);
+    timing->set_reference_name("fake reference (tests only)");
+    timing->set_l2_flushed(!job.timing_hot_l2());
+    timing->set_stop_reason("fake runner: fixed 10 samples");
+    timing->set_wall_ms(1.0);
+    if (job.kind() == v1::JOB_KIND_PROFILE) {
+      v1::ProfileReport* profile = result.mutable_profile();
+      *profile->mutable_total() = FakeStats(kernel_median);
+      profile->set_flops(timing->flops());
+      profile->set_min_bytes(timing->min_bytes());
+      profile->set_achieved_tflops(timing->flops() / (kernel_median * 1e6));
+      profile->set_achieved_gbps(timing->min_bytes() / (kernel_median * 1e3));
+      profile->set_shape(job.timing_shape().name());
+      *profile->mutable_dims() = job.timing_shape().dims();
+      *profile->mutable_timing() = *timing;
+      // One launch, with made-up stall shares so the dashboard has bars.
+      v1::LaunchProfile* launch = profile->add_launches();
+      launch->set_entry("gather_linear");
+      *launch->mutable_time() = FakeStats(kernel_median);
+      launch->set_share_pct(100);
+      launch->set_registers(28);
+      FillFakeCounters(job, FakeSpec(), profile, launch);
+      const std::pair<const char*, double> stalls[] = {
+          {"long_scoreboard", 46.5},
+          {"wait", 17.25},
+          {"not_selected", 12},
+          {"math_pipe_throttle", 9.5},
+          {"barrier", 4.75}};
+      for (const auto& [reason, share] : stalls) {
+        v1::StallReason* s = launch->add_top_stalls();
+        s->set_reason(reason);
+        s->set_share_pct(share);
+      }
+    }
+  }
+  return result;
+}
+
+// Handles one job; returns false when the runner must exit afterwards.
+bool HandleJob(const v1::RunnerJob& job) {
+  const absl::Time start = absl::Now();
+  const std::string& src = job.source();
+  v1::RunnerResponse resp;
+  v1::JobResult* result = resp.mutable_result();
+  bool keep_running = true;
+  if (src.find("FAKE_CRASH") != std::string::npos) {
+    WriteStdout("kb_fake_runner: about to crash on purpose (FAKE_CRASH)\n");
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    raise(SIGSEGV);
+    _exit(99);  // Not reached.
+  } else if (src.find("FAKE_HANG") != std::string::npos) {
+    SendProgress("hanging (fake)");
+    while (true) pause();
+  } else if (const int64_t ms = MarkerValue(src, "FAKE_SLOW_MS="); ms >= 0) {
+    for (int64_t t = 0; t < ms; t += 100) {
+      SendProgress(absl::StrCat("slow (fake): ", t, "/", ms, " ms"));
+      absl::SleepFor(absl::Milliseconds(std::min<int64_t>(100, ms - t)));
+    }
+    *result = PassResult(job);
+  } else if (src.find("FAKE_UNHEALTHY") != std::string::npos) {
+    result->set_verdict(v1::VERDICT_CRASHED);
+    result->mutable_correctness()->set_passed(false);
+    result->mutable_correctness()->set_message(
+        "CUDA_ERROR_ILLEGAL_ADDRESS (fake)");
+    resp.set_unhealthy(true);
+    keep_running = false;
+  } else if (src.find("FAKE_FAIL") != std::string::npos) {
+    result->set_verdict(v1::VERDICT_FAILED);
+    v1::CorrectnessReport* c = result->mutable_correctness();
+    c->set_passed(false);
+    c->set_trials_run(1);
+    c->set_trials_passed(0);
+    c->set_message("trial 1: max_abs_error 1.5 over tolerance (fake)");
+    v1::TrialResult* t = c->add_trials();
+    if (job.check_sets_size() > 0) {
+      t->set_shape_set(job.check_sets(0).name());
+      if (job.check_sets(0).shapes_size() > 0) {
+        t->set_shape(job.check_sets(0).shapes(0).name());
+      }
+    }
+    t->set_seed(job.seed());
+    t->set_passed(false);
+    t->set_max_abs_error(1.5);
+    t->set_max_rel_error(0.75);
+    t->set_mismatches(1);
+    t->set_elements(1);
+  } else if (const int64_t n = MarkerValue(src, "FAKE_PRINTF="); n >= 0) {
+    std::string text;
+    text.reserve(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      text.push_back((i % 64 == 63) ? '\n' : static_cast<char>('a' + i % 26));
+    }
+    WriteStdout(text);
+    *result = PassResult(job);
+  } else {
+    SendProgress("running (fake)");
+    *result = PassResult(job);
+  }
+  *result->mutable_gpu() = FakeSpec();
+  result->set_runner_ms(absl::ToDoubleMilliseconds(absl::Now() - start));
+  result->set_log(kLog);
+  Send(resp);
+  return keep_running;
+}
+
+int Main() {
+  const char* fail = std::getenv("KB_FAKE_RUNNER_FAIL_HELLO");
+  if (fail != nullptr && std::string(fail) == "1") {
+    WriteStdout("kb_fake_runner: failing start-up on purpose\n");
+    std::fprintf(stderr,
+                 "kb_fake_runner: no CUDA device (fake failure: "
+                 "KB_FAKE_RUNNER_FAIL_HELLO=1)\n");
+    return 3;
+  }
+  v1::RunnerResponse hello;
+  *hello.mutable_hello()->mutable_spec() = FakeSpec();
+  hello.mutable_hello()->set_startup_ms(1.0);
+  Send(hello);
+  while (true) {
+    v1::RunnerRequest request;
+    const absl::Status st = ReadMessage(kFd, &request);
+    if (absl::IsOutOfRange(st)) return 0;  // The worker closed the socket.
+    if (!st.ok()) {
+      std::fprintf(stderr, "kb_fake_runner: %s\n", st.ToString().c_str());
+      return 1;
+    }
+    if (!HandleJob(request.job())) return 0;
+  }
+}
+
+}  // namespace
+}  // namespace kbench
+
+int main() { return kbench::Main(); }
