@@ -1,5 +1,7 @@
 // Digests of protos are deterministic (map order does not matter) and
 // sensitive to every field.
+#include "base/digest.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "base/digest.h"
 #include "kbench/v1/problem.pb.h"
 
 namespace kbench {

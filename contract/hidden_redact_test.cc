@@ -1,4 +1,6 @@
 // Hidden cases lose their shape, seed and index before a result leaves kbd.
+#include "contract/hidden_redact.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -6,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "contract/hidden_redact.h"
 #include "kbench/v1/report.pb.h"
 
 namespace kbench {

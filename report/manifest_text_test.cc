@@ -1,5 +1,7 @@
 // The manifest's text, and the hardening figures of a job as the report
 // shows them: hidden rows, the clock note, the floor and the manifest.
+#include "report/manifest_text.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "kbench/v1/kbench.pb.h"
-#include "report/manifest_text.h"
 #include "report/report_text.h"
 
 namespace kbench {

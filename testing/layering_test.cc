@@ -76,8 +76,8 @@ class LayeringTest : public ::testing::Test {
  protected:
   void SetUp() override {
     targets_ = ReadManifest();
-    ASSERT_GT(targets_.size(), 10u) << "no layer manifest at "
-                                    << KBENCH_LAYERS_FILE;
+    ASSERT_GT(targets_.size(), 10u)
+        << "no layer manifest at " << KBENCH_LAYERS_FILE;
     for (const auto& [name, t] : targets_) {
       if (t.kind == "library") library_of_folder_[t.folder] = name;
     }
@@ -117,7 +117,8 @@ class LayeringTest : public ::testing::Test {
   void CheckLines(const std::string& name, const std::string& file,
                   std::istream& in, const std::set<std::string>& closure,
                   std::vector<std::string>* problems) const {
-    static const std::regex kInclude(R"re(^\s*#\s*include\s*([<"])([^>"]+)[>"])re");
+    static const std::regex kInclude(
+        R"re(^\s*#\s*include\s*([<"])([^>"]+)[>"])re");
     std::string line;
     const std::string own_folder = fs::path(file).parent_path().string();
     while (std::getline(in, line)) {
@@ -126,7 +127,8 @@ class LayeringTest : public ::testing::Test {
       const std::string header = m[2];
       std::string need;
       if (absl::StartsWith(header, "kbench/v1/")) {
-        need = absl::EndsWith(header, ".grpc.pb.h") ? "kb_proto_grpc" : "kb_proto";
+        need =
+            absl::EndsWith(header, ".grpc.pb.h") ? "kb_proto_grpc" : "kb_proto";
       } else if (m[1] == "\"" && fs::path(header).parent_path() == own_folder) {
         continue;
       } else if (!(need = LibraryOf(header)).empty()) {
@@ -188,8 +190,9 @@ TEST_F(LayeringTest, TheLayerRuleHoldsInTheLinks) {
       {"kb_server_core",
        {"gRPC::grpc++", "PkgConfig::HTTPLIB", "kb_report", "kb_agent",
         "kb_server_grpc", "kb_server_http", "kb_proto_grpc"}},
-      {"kb_runner", {"kb_server_core", "kb_server_store", "kb_worker",
-                     "gRPC::grpc++", "PkgConfig::HTTPLIB"}},
+      {"kb_runner",
+       {"kb_server_core", "kb_server_store", "kb_worker", "gRPC::grpc++",
+        "PkgConfig::HTTPLIB"}},
       {"kb_contract", {"kb_compiler", "kb_analysis", "kb_report"}},
       {"kb_analysis", {"kb_report", "kb_agent"}},
       {"kb_report", {"kb_agent"}},

@@ -1,6 +1,8 @@
 // Host-side pieces of the runner's hardening: guard regions, input
 // checksums, twice-run comparison, the tolerance sanity check, the time
 // floor and clock throttling.
+#include "runner/host/run_checks.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,7 +13,6 @@
 #include "kbench/v1/problem.pb.h"
 #include "runner/host/guard_pattern.h"
 #include "runner/host/output_compare.h"
-#include "runner/host/run_checks.h"
 
 namespace kbench {
 namespace {
