@@ -52,8 +52,8 @@ format:
 format-check:
 	@$(FORMAT_FILES) | xargs clang-format --dry-run -Werror
 
-# clang-tidy (.clang-tidy) on the C++ files changed against BASE (default
-# origin/main, else HEAD~1), with the build's compile commands.
+# clang-tidy (.clang-tidy) on the C++ files changed against TIDY_BASE
+# (default HEAD~1), with the build's compile commands.
 tidy: configure
 	@scripts/tidy.sh $(BUILD_DIR)
 

@@ -70,4 +70,14 @@ void RedactHiddenCases(const std::vector<std::string>& hidden_names,
   if (result->has_error()) redact(result->mutable_error()->mutable_message());
 }
 
+std::vector<std::string> HiddenNames(const v1::Problem& problem) {
+  std::vector<std::string> names;
+  for (const v1::ShapeSet& s : problem.shape_sets()) {
+    if (!s.hidden()) continue;
+    names.push_back(s.name());
+    for (const v1::Shape& shape : s.shapes()) names.push_back(shape.name());
+  }
+  return names;
+}
+
 }  // namespace kbench

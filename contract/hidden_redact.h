@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kbench/v1/problem.pb.h"
 #include "kbench/v1/report.pb.h"
 
 namespace kbench {
@@ -27,6 +28,10 @@ std::string HiddenTrialFailure(const v1::TrialResult& trial);
 // `hidden_names` are the names of the hidden shape sets and their shapes.
 void RedactHiddenCases(const std::vector<std::string>& hidden_names,
                        v1::JobResult* result);
+
+// Names of the problem's hidden shape sets and of their shapes, for
+// RedactHiddenCases.
+std::vector<std::string> HiddenNames(const v1::Problem& problem);
 
 }  // namespace kbench
 

@@ -9,7 +9,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libcpp-httplib-dev libsqlite3-dev libssl-dev libgtest-dev libgmock-dev
-  clang-format clang-tidy ccache systemd
+  clang-format clang-tidy ccache ninja-build lld systemd
   clang libclang-rt-14-dev  # scripts/fuzz.sh: clang's libFuzzer, ASan, UBSan
   chromium fonts-dejavu-core
 )

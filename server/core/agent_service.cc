@@ -22,23 +22,6 @@ double MsSince(absl::Time t0) {
 
 }  // namespace
 
-void AgentService::RecordTurn(const std::string& session_id,
-                              const std::string& tool, double duration_ms,
-                              v1::Verdict verdict, const std::string& message) {
-  if (session_id.empty()) return;
-  v1::Turn turn;
-  turn.set_session_id(session_id);
-  turn.set_tool(tool);
-  turn.set_duration_ms(duration_ms);
-  turn.set_verdict(verdict);
-  turn.set_message(message);
-  turn.set_created_unix_ms(absl::ToUnixMillis(absl::Now()));
-  if (auto s = store_->AppendTurn(turn); !s.ok()) {
-    spdlog::warn("recording a {} turn of session {}: {}", tool, session_id,
-                 std::string(s.status().message()));
-  }
-}
-
 absl::StatusOr<v1::GetProblemResponse> AgentService::GetProblem(
     const std::string& name, const std::string& session_id) {
   RETURN_IF_ERROR(ValidateSessionId(session_id));
@@ -47,8 +30,9 @@ absl::StatusOr<v1::GetProblemResponse> AgentService::GetProblem(
   const std::string wanted = name.empty() ? options_.default_problem : name;
   absl::StatusOr<const v1::Problem*> problem = problems_->Find(wanted);
   if (!problem.ok()) {
-    RecordTurn(session_id, "get_problem", MsSince(t0), v1::VERDICT_ERROR,
-               std::string(problem.status().message()));
+    sessions_->Record(session_id, "get_problem", MsSince(t0),
+                      v1::VERDICT_REJECTED,
+                      std::string(problem.status().message()));
     return problem.status();
   }
   v1::GetProblemResponse out;
@@ -56,7 +40,8 @@ absl::StatusOr<v1::GetProblemResponse> AgentService::GetProblem(
   out.set_entry_prototype(
       EntryPrototype(out.problem(), out.problem().entry_point()));
   out.set_contract(KernelContractText(out.problem()));
-  RecordTurn(session_id, "get_problem", MsSince(t0), v1::VERDICT_PASSED, "");
+  sessions_->Record(session_id, "get_problem", MsSince(t0), v1::VERDICT_PASSED,
+                    "");
   return out;
 }
 
@@ -65,101 +50,41 @@ absl::StatusOr<v1::Session> AgentService::CreateSession(
   RETURN_IF_ERROR(ValidateSessionId(id));
   RETURN_IF_ERROR(ValidateSessionId(problem, "problem"));
   if (!problem.empty()) RETURN_IF_ERROR(problems_->Find(problem).status());
-  std::string sid = id;
-  if (sid.empty()) {
-    sid = absl::StrFormat(
-        "s-%012x", absl::Uniform<uint64_t>(absl::BitGen()) & 0xffffffffffffull);
-  } else if (store_->GetSession(sid).ok()) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("session '", sid, "' exists; pick another id"));
-  }
-  RETURN_IF_ERROR(
-      store_->TouchSession(sid, problem, absl::ToUnixMillis(absl::Now())));
-  return store_->GetSession(sid);
+  const std::string sid =
+      id.empty()
+          ? absl::StrFormat("s-%012x", absl::Uniform<uint64_t>(absl::BitGen()) &
+                                           0xffffffffffffull)
+          : id;
+  return sessions_->Create(sid, problem);
 }
 
 absl::StatusOr<v1::GetSessionResponse> AgentService::GetSession(
     const std::string& id) {
   RETURN_IF_ERROR(ValidateSessionId(id));
   v1::GetSessionResponse out;
-  ASSIGN_OR_RETURN(*out.mutable_session(), store_->GetSession(id));
-  ASSIGN_OR_RETURN(std::vector<v1::Turn> turns, store_->ListTurns(id));
+  ASSIGN_OR_RETURN(*out.mutable_session(), sessions_->Get(id));
+  ASSIGN_OR_RETURN(std::vector<v1::Turn> turns, sessions_->Turns(id));
   for (v1::Turn& t : turns) *out.add_turns() = std::move(t);
   return out;
 }
 
-absl::StatusOr<std::vector<v1::Session>> AgentService::ListSessions(int limit) {
-  return store_->ListSessions(limit <= 0 ? 20 : std::min(limit, 200));
-}
-
-absl::StatusOr<std::vector<AgentService::SessionSummary>>
-AgentService::ListSessionSummaries(int limit) {
-  if (limit < 1 || limit > 200) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("limit must be from 1 to 200 sessions, not ", limit));
-  }
-  ASSIGN_OR_RETURN(std::vector<v1::Session> sessions,
-                   store_->ListSessions(limit));
-  std::vector<SessionSummary> out;
-  out.reserve(sessions.size());
-  for (v1::Session& s : sessions) {
-    out.push_back(SummarizeSession(std::move(s)));
-  }
-  return out;
-}
-
-AgentService::SessionSummary AgentService::SummarizeSession(
-    v1::Session session) {
-  SessionSummary out;
-  absl::StatusOr<std::vector<v1::Turn>> turns = store_->ListTurns(session.id());
-  if (!turns.ok()) {
-    spdlog::warn("summarizing session {}: {}", session.id(),
-                 std::string(turns.status().message()));
-  } else {
-    for (const v1::Turn& t : *turns) {
-      out.best_speedup = std::max(out.best_speedup, PassedSpeedup(t));
-    }
-    if (!turns->empty()) {
-      out.last_tool = turns->back().tool();
-      out.last_verdict = turns->back().verdict();
-    }
-  }
-  out.session = std::move(session);
-  return out;
-}
-
-double AgentService::PassedSpeedup(const v1::Turn& turn) {
-  if (turn.job_id().empty() || turn.verdict() != v1::VERDICT_PASSED ||
-      (turn.tool() != "submit_kernel" && turn.tool() != "profile_kernel")) {
-    return 0;
-  }
-  {
-    absl::MutexLock lock(&cache_mu_);
-    auto it = speedups_.find(turn.job_id());
-    if (it != speedups_.end()) return it->second;
-  }
-  absl::StatusOr<v1::Job> job = jobs_->Get(turn.job_id());
-  if (!job.ok() || job->stage() != v1::STAGE_DONE) return 0;
-  const double speedup = job->result().verdict() == v1::VERDICT_PASSED
-                             ? job->result().timing().speedup()
-                             : 0;
-  absl::MutexLock lock(&cache_mu_);
-  if (speedups_.size() >= kSpeedupCacheSize) speedups_.clear();
-  speedups_[turn.job_id()] = speedup;
-  return speedup;
+absl::StatusOr<std::vector<v1::Session>> AgentService::ListSessions(
+    int limit, bool strict) {
+  if (!strict) limit = limit <= 0 ? 20 : std::min(limit, 200);
+  return sessions_->List(limit);
 }
 
 absl::StatusOr<AgentService::SessionDetail> AgentService::GetSessionDetail(
     const std::string& id) {
   RETURN_IF_ERROR(ValidateSessionId(id));
   SessionDetail out;
-  ASSIGN_OR_RETURN(out.session, store_->GetSession(id));
+  ASSIGN_OR_RETURN(out.session, sessions_->Get(id));
   if (!out.session.problem().empty()) {
     absl::StatusOr<const v1::Problem*> p =
         problems_->Find(out.session.problem());
     if (p.ok()) out.problem = PublicView(**p);
   }
-  ASSIGN_OR_RETURN(std::vector<v1::Turn> turns, store_->ListTurns(id));
+  ASSIGN_OR_RETURN(std::vector<v1::Turn> turns, sessions_->Turns(id));
   for (v1::Turn& t : turns) {
     SessionDetail::TurnDetail d;
     if (!t.job_id().empty()) {
@@ -179,8 +104,7 @@ absl::StatusOr<AgentService::SessionDetail> AgentService::GetSessionDetail(
 
 absl::StatusOr<v1::Session> AgentService::CloseSession(const std::string& id) {
   RETURN_IF_ERROR(ValidateSessionId(id));
-  RETURN_IF_ERROR(store_->SetSessionStatus(id, "closed"));
-  return store_->GetSession(id);
+  return sessions_->Close(id);
 }
 
 absl::StatusOr<v1::RunSummary> AgentService::Summarize(const v1::Turn& turn) {
@@ -217,8 +141,23 @@ absl::StatusOr<v1::CompareRunsResponse> AgentService::CompareRuns(
     const std::string& session_id, int turn_a, int turn_b, bool record_turn) {
   RETURN_IF_ERROR(ValidateSessionId(session_id));
   const absl::Time t0 = absl::Now();
-  ASSIGN_OR_RETURN(v1::Session session, store_->GetSession(session_id));
-  ASSIGN_OR_RETURN(std::vector<v1::Turn> turns, store_->ListTurns(session_id));
+  // An unknown session is no turn (recording one would create it).
+  RETURN_IF_ERROR(sessions_->Get(session_id).status());
+  absl::StatusOr<v1::CompareRunsResponse> out =
+      Compare(session_id, turn_a, turn_b);
+  // A refused comparison (no such turn, a turn that ran no kernel) is a
+  // turn too.
+  if (record_turn) {
+    sessions_->Record(session_id, "compare_runs", MsSince(t0),
+                      out.ok() ? v1::VERDICT_PASSED : v1::VERDICT_REJECTED,
+                      out.ok() ? "" : std::string(out.status().message()));
+  }
+  return out;
+}
+
+absl::StatusOr<v1::CompareRunsResponse> AgentService::Compare(
+    const std::string& session_id, int turn_a, int turn_b) {
+  ASSIGN_OR_RETURN(std::vector<v1::Turn> turns, sessions_->Turns(session_id));
   auto find = [&](int seq) -> absl::StatusOr<v1::Turn> {
     for (const v1::Turn& t : turns) {
       if (t.seq() == seq) return t;
@@ -248,9 +187,6 @@ absl::StatusOr<v1::CompareRunsResponse> AgentService::CompareRuns(
         100.0 * (out.b().kernel_median_us() - out.a().kernel_median_us()) /
         out.a().kernel_median_us());
     out.set_speedup_change(out.b().speedup() - out.a().speedup());
-  }
-  if (record_turn) {
-    RecordTurn(session_id, "compare_runs", MsSince(t0), v1::VERDICT_PASSED, "");
   }
   return out;
 }

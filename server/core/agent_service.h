@@ -3,24 +3,24 @@
 // comparison of two turns. Front ends (gRPC, HTTP, MCP through kbctl) call
 // it; it knows no transport.
 //
-// Ownership: borrows the store, the problem registry and the job table,
-// which must outlive it.
-// Thread safety: every method is thread safe (the store serializes; a
-// small cache of finished jobs' speedups has its own mutex).
+// Sessions are kept by Sessions (server/core/sessions.h); this adds the
+// validation of what clients send and the views built from several parts.
+//
+// Ownership: borrows the sessions, the store, the problem registry and the
+// job table, which must outlive it.
+// Thread safety: every method is thread safe (it keeps no state).
 #ifndef KBENCH_SERVER_CORE_AGENT_SERVICE_H_
 #define KBENCH_SERVER_CORE_AGENT_SERVICE_H_
 
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "contract/problem_registry.h"
 #include "kbench/v1/kbench.pb.h"
 #include "server/core/job_table.h"
+#include "server/core/sessions.h"
 #include "server/store/store.h"
 
 namespace kbench {
@@ -30,17 +30,6 @@ class AgentService {
   struct Options {
     // Problem used when a request names none.
     std::string default_problem = "gather_linear_fp32";
-  };
-
-  // A session with the figures a list of sessions shows.
-  struct SessionSummary {
-    v1::Session session;
-    // Highest speedup among the session's timed jobs (submit_kernel,
-    // profile_kernel) that passed; 0 if none.
-    double best_speedup = 0;
-    // The tool and verdict of the last turn ("" and UNSPECIFIED if none).
-    std::string last_tool;
-    v1::Verdict last_verdict = v1::VERDICT_UNSPECIFIED;
   };
 
   // A session with its problem and each turn's job.
@@ -58,9 +47,13 @@ class AgentService {
     std::vector<TurnDetail> turns;  // In order.
   };
 
-  AgentService(const Options& options, Store* store,
+  AgentService(const Options& options, Sessions* sessions, Store* store,
                const ProblemRegistry* problems, JobTable* jobs)
-      : options_(options), store_(store), problems_(problems), jobs_(jobs) {}
+      : options_(options),
+        sessions_(sessions),
+        store_(store),
+        problems_(problems),
+        jobs_(jobs) {}
 
   // NotFound for an unknown problem. Records a get_problem turn.
   absl::StatusOr<v1::GetProblemResponse> GetProblem(
@@ -71,11 +64,12 @@ class AgentService {
   absl::StatusOr<v1::Session> CreateSession(const std::string& problem,
                                             const std::string& id);
   absl::StatusOr<v1::GetSessionResponse> GetSession(const std::string& id);
-  absl::StatusOr<std::vector<v1::Session>> ListSessions(int limit);
-  // The `limit` (1..200, else InvalidArgument) most recently updated
-  // sessions, summarized. Reads each session's turns and its passed timed
-  // jobs (finished jobs' speedups are cached).
-  absl::StatusOr<std::vector<SessionSummary>> ListSessionSummaries(int limit);
+  // The most recently updated sessions, each with its summary
+  // (best_speedup, last_tool, last_verdict): `limit` 1..200; 0 or less
+  // means 20 and more than 200 means 200 unless `strict`, which refuses
+  // them with InvalidArgument (the dashboard's API).
+  absl::StatusOr<std::vector<v1::Session>> ListSessions(int limit,
+                                                        bool strict = false);
   // NotFound: "no session 'ID'".
   absl::StatusOr<SessionDetail> GetSessionDetail(const std::string& id);
   // Marks the session closed (its later turns are still recorded).
@@ -89,28 +83,16 @@ class AgentService {
       const std::string& session_id, int turn_a, int turn_b,
       bool record_turn = true);
 
-  // Records a turn of a tool that runs no job (get_gpu_specs, get_problem,
-  // compare_runs). Does nothing for an empty session id.
-  void RecordTurn(const std::string& session_id, const std::string& tool,
-                  double duration_ms, v1::Verdict verdict,
-                  const std::string& message);
-
  private:
   absl::StatusOr<v1::RunSummary> Summarize(const v1::Turn& turn);
-  SessionSummary SummarizeSession(v1::Session session);
-  // The speedup of the turn's job when it is timed and passed, else 0.
-  double PassedSpeedup(const v1::Turn& turn);
+  absl::StatusOr<v1::CompareRunsResponse> Compare(const std::string& session_id,
+                                                  int turn_a, int turn_b);
 
   Options options_;
-  Store* store_;
+  Sessions* sessions_;
+  Store* store_;  // Sources, for diffs.
   const ProblemRegistry* problems_;
   JobTable* jobs_;
-
-  // Speedups of finished timed jobs by id (they never change); cleared when
-  // it reaches kSpeedupCacheSize entries.
-  static constexpr size_t kSpeedupCacheSize = 100000;
-  absl::Mutex cache_mu_;
-  std::unordered_map<std::string, double> speedups_ ABSL_GUARDED_BY(cache_mu_);
 };
 
 }  // namespace kbench

@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "server/core/core_fixtures.h"
 #include "testing/process.h"
 
 namespace kbench {
@@ -14,58 +15,20 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class AgentServiceTest : public ::testing::Test {
+class AgentServiceTest : public testing::CoreFixture {
  protected:
-  void SetUp() override {
-    auto store = Store::Open({dir_.path() + "/kbench.db"});
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
-    auto problems = ProblemRegistry::LoadDir(std::string(KBENCH_SOURCE_DIR) +
-                                             "/kernels/problems");
-    ASSERT_TRUE(problems.ok()) << problems.status();
-    problems_ = std::move(*problems);
-    jobs_ = std::make_unique<JobTable>(JobTable::Options{}, store_.get());
-    agent_ = std::make_unique<AgentService>(
-        AgentService::Options{}, store_.get(), problems_.get(), jobs_.get());
-  }
-
-  // A finished job of `session`, with `source` stored, recorded as a turn.
+  // A finished submit of `session`, with `source` stored, recorded as a
+  // turn.
   void AddRun(const std::string& session, const std::string& id,
               const std::string& source, v1::Verdict verdict, double kernel_us,
               double speedup) {
-    const std::string digest = "d-" + id;
-    ASSERT_TRUE(store_->PutSource(digest, source).ok());
-    v1::Job job;
-    job.set_id(id);
-    job.set_kind(v1::JOB_KIND_SUBMIT);
-    job.set_stage(v1::STAGE_DONE);
-    job.set_session_id(session);
-    job.set_source_digest(digest);
-    job.set_created_unix_ms(1000);
-    v1::JobResult* r = job.mutable_result();
-    r->set_verdict(verdict);
-    r->mutable_timing()->mutable_kernel()->set_median_us(kernel_us);
-    r->mutable_timing()->mutable_reference()->set_median_us(kernel_us *
-                                                            speedup);
-    r->mutable_timing()->set_speedup(speedup);
-    r->mutable_correctness()->set_trials_run(30);
-    r->mutable_correctness()->set_trials_passed(
-        verdict == v1::VERDICT_PASSED ? 30 : 12);
-    ASSERT_TRUE(store_->InsertJob(job, v1::KernelRequest()).ok());
-    v1::Turn turn;
-    turn.set_session_id(session);
-    turn.set_tool("submit_kernel");
-    turn.set_job_id(id);
-    turn.set_source_digest(digest);
-    turn.set_verdict(verdict);
-    ASSERT_TRUE(store_->AppendTurn(turn).ok());
+    Run run;
+    run.verdict = verdict;
+    run.kernel_us = kernel_us;
+    run.speedup = speedup;
+    run.source = source;
+    CoreFixture::AddRun(session, id, run);
   }
-
-  testing::TempDir dir_;
-  std::unique_ptr<Store> store_;
-  std::unique_ptr<ProblemRegistry> problems_;
-  std::unique_ptr<JobTable> jobs_;
-  std::unique_ptr<AgentService> agent_;
 };
 
 TEST_F(AgentServiceTest, GetProblemTellsWhatAnAgentNeeds) {
@@ -151,17 +114,28 @@ TEST_F(AgentServiceTest, CompareRunsShowsDiffVerdictsAndChange) {
 
 TEST_F(AgentServiceTest, CompareRunsRefusesWhatItCannotCompare) {
   AddRun("s2", "j-a", "x\n", v1::VERDICT_FAILED, 0, 0);
-  agent_->RecordTurn("s2", "get_gpu_specs", 0.1, v1::VERDICT_PASSED, "");
+  sessions_->Record("s2", "get_gpu_specs", 0.1, v1::VERDICT_PASSED, "");
   EXPECT_EQ(agent_->CompareRuns("s2", 1, 9).status().code(),
             absl::StatusCode::kNotFound);
   absl::Status no_kernel = agent_->CompareRuns("s2", 1, 2).status();
   EXPECT_EQ(no_kernel.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(no_kernel.message()), HasSubstr("get_gpu_specs"));
+  // Each refusal is a turn of the session (3 and 4), with its reason ...
+  auto turns = store_->ListTurns("s2");
+  ASSERT_TRUE(turns.ok());
+  ASSERT_EQ(turns->size(), 4u);
+  EXPECT_EQ((*turns)[2].tool(), "compare_runs");
+  EXPECT_EQ((*turns)[2].verdict(), v1::VERDICT_REJECTED);
+  EXPECT_THAT((*turns)[2].message(), HasSubstr("no turn 9"));
+  EXPECT_THAT((*turns)[3].message(), HasSubstr("get_gpu_specs"));
+  // ... but a call for an unknown session creates none.
   EXPECT_EQ(agent_->CompareRuns("nope", 1, 2).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->GetSession("nope").status().code(),
             absl::StatusCode::kNotFound);
   // Untimed turns compare without a time change.
   AddRun("s2", "j-c", "y\n", v1::VERDICT_FAILED, 0, 0);
-  absl::StatusOr<v1::CompareRunsResponse> c = agent_->CompareRuns("s2", 1, 3);
+  absl::StatusOr<v1::CompareRunsResponse> c = agent_->CompareRuns("s2", 1, 5);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->kernel_time_change_pct(), 0);
   EXPECT_EQ(c->b().trials_passed(), 12);

@@ -26,10 +26,6 @@ namespace kbench {
 
 namespace {
 
-// Profile turns of a session searched for the previous profile to compare
-// with.
-constexpr int kMaxProfilesToLookBack = 20;
-
 std::string NewJobId() {
   absl::BitGen gen;
   return absl::StrFormat("j-%012x",
@@ -65,17 +61,16 @@ std::string CompileFailureMessage(const v1::CompileReport& report,
 
 }  // namespace
 
-JobService::JobService(const Options& options, Store* store,
-                       const ProblemRegistry* problems,
-                       CompileService* compiler, WorkerRegistry* workers,
-                       JobTable* jobs, Metrics* metrics)
+JobService::JobService(const Options& options, const Deps& deps)
     : options_(options),
-      store_(store),
-      problems_(problems),
-      compiler_(compiler),
-      workers_(workers),
-      jobs_(jobs),
-      metrics_(metrics) {}
+      store_(deps.store),
+      problems_(deps.problems),
+      compiler_(deps.compiler),
+      workers_(deps.workers),
+      jobs_(deps.jobs),
+      sessions_(deps.sessions),
+      scheduler_(deps.scheduler),
+      finisher_(deps.finisher) {}
 
 absl::Status JobService::CheckGpuAvailable() const {
   const absl::Time now = absl::Now();
@@ -91,6 +86,19 @@ absl::Status JobService::CheckGpuAvailable() const {
 
 absl::StatusOr<v1::Job> JobService::Submit(v1::JobKind kind,
                                            const v1::KernelRequest& request) {
+  const absl::Time t0 = absl::Now();
+  absl::StatusOr<v1::Job> job = Start(kind, request);
+  if (!job.ok()) {
+    // A refused call is a turn of its session too.
+    sessions_->RecordRefused(request.session_id(), kind,
+                             absl::ToDoubleMilliseconds(absl::Now() - t0),
+                             job.status());
+  }
+  return job;
+}
+
+absl::StatusOr<v1::Job> JobService::Start(v1::JobKind kind,
+                                          const v1::KernelRequest& request) {
   ASSIGN_OR_RETURN(Prepared p, Prepare(kind, request));
   if (kind != v1::JOB_KIND_COMPILE) RETURN_IF_ERROR(CheckGpuAvailable());
   v1::Job job;
@@ -109,10 +117,7 @@ absl::StatusOr<v1::Job> JobService::Submit(v1::JobKind kind,
   v1::KernelRequest stored = p.request;
   stored.clear_source();
   RETURN_IF_ERROR(jobs_->Insert(job, stored));
-  if (!job.session_id().empty()) {
-    (void)store_->TouchSession(job.session_id(), job.problem(),
-                               job.created_unix_ms());
-  }
+  sessions_->Touch(job.session_id(), job.problem());
   StartCompile(job.id(), p);
   return jobs_->Get(job.id());
 }
@@ -156,11 +161,11 @@ void JobService::OnCompiled(const std::string& job_id, const Prepared& p,
     // the kernel; anything else is the service's error.
     const bool rejected = absl::IsInvalidArgument(compiled.status()) ||
                           absl::IsResourceExhausted(compiled.status());
-    Finish(job_id, ErrorResult(rejected ? v1::VERDICT_REJECTED
-                               : absl::IsCancelled(compiled.status())
-                                   ? v1::VERDICT_CANCELLED
-                                   : v1::VERDICT_ERROR,
-                               compiled.status()));
+    finisher_->Finish(job_id, ErrorResult(rejected ? v1::VERDICT_REJECTED
+                                          : absl::IsCancelled(compiled.status())
+                                              ? v1::VERDICT_CANCELLED
+                                              : v1::VERDICT_ERROR,
+                                          compiled.status()));
     return;
   }
   v1::CompileReport report = compiled->report;
@@ -168,7 +173,7 @@ void JobService::OnCompiled(const std::string& job_id, const Prepared& p,
   auto fail = [&](v1::Verdict verdict, const absl::Status& status) {
     v1::JobResult r = ErrorResult(verdict, status);
     *r.mutable_compile() = report;
-    Finish(job_id, std::move(r));
+    finisher_->Finish(job_id, std::move(r));
   };
   if (!report.success()) {
     fail(v1::VERDICT_COMPILE_ERROR,
@@ -206,7 +211,7 @@ void JobService::OnCompiled(const std::string& job_id, const Prepared& p,
     v1::JobResult r;
     r.set_verdict(v1::VERDICT_PASSED);
     *r.mutable_compile() = report;
-    Finish(job_id, std::move(r));
+    finisher_->Finish(job_id, std::move(r));
     return;
   }
   absl::StatusOr<v1::Job> job = jobs_->Get(job_id);
@@ -241,92 +246,6 @@ v1::RunnerJob JobService::MakeRunnerJob(
     rj.set_profile_preset(p.request.profile_preset());
   }
   return rj;
-}
-
-void JobService::Finish(const std::string& job_id, v1::JobResult result) {
-  // Hidden cases never leave kbd with their shape, dims or seed.
-  if (absl::StatusOr<v1::Job> live = jobs_->Get(job_id); live.ok()) {
-    if (absl::StatusOr<const v1::Problem*> problem =
-            problems_->Find(live->problem());
-        problem.ok()) {
-      RedactHiddenCases(HiddenNames(**problem), &result);
-    }
-    if (live->stage() != v1::STAGE_DONE) AnalyzeProfileResult(*live, &result);
-  }
-  absl::StatusOr<v1::Job> job = jobs_->Update(job_id, [&](v1::Job* j) {
-    j->set_stage(v1::STAGE_DONE);
-    j->set_stage_detail(VerdictName(result.verdict()));
-    j->set_queue_position(0);
-    j->set_finished_unix_ms(absl::ToUnixMillis(absl::Now()));
-    if (!result.worker_id().empty()) j->set_worker_id(result.worker_id());
-    *j->mutable_result() = std::move(result);
-    // The turn is written before anyone waiting sees the job DONE (the
-    // update runs once, under the table's lock), so a caller that reads the
-    // session right after its tool call finds its turn.
-    RecordTurn(*j);
-  });
-  if (!job.ok()) return;  // Already finished (e.g. cancelled).
-  if (metrics_ != nullptr) RecordJobFinished(metrics_, *job);
-  spdlog::info("job {} {} {}: {} in {} ms", job->id(), ToolNameOf(job->kind()),
-               job->problem(), VerdictName(job->result().verdict()),
-               job->finished_unix_ms() - job->created_unix_ms());
-}
-
-void JobService::AnalyzeProfileResult(const v1::Job& job,
-                                      v1::JobResult* result) {
-  if (job.kind() != v1::JOB_KIND_PROFILE || !result->has_profile()) return;
-  AnalyzeProfile(result->gpu(), result->mutable_profile());
-  if (job.session_id().empty()) return;
-  absl::StatusOr<std::vector<v1::Turn>> turns =
-      store_->ListTurns(job.session_id());
-  if (!turns.ok()) {
-    spdlog::warn("job {}: reading session {} for the previous profile: {}",
-                 job.id(), job.session_id(),
-                 std::string(turns.status().message()));
-    return;
-  }
-  const std::string tool = ToolNameOf(v1::JOB_KIND_PROFILE);
-  int looked = 0;
-  // The newest earlier profile of the same problem and shape.
-  for (auto it = turns->rbegin(); it != turns->rend(); ++it) {
-    if (it->tool() != tool || it->job_id().empty() || it->job_id() == job.id())
-      continue;
-    if (++looked > kMaxProfilesToLookBack) break;
-    absl::StatusOr<v1::Job> previous = jobs_->Get(it->job_id());
-    if (!previous.ok()) {
-      spdlog::warn("job {}: reading the previous profile job {}: {}", job.id(),
-                   it->job_id(), std::string(previous.status().message()));
-      continue;
-    }
-    const v1::ProfileReport& before = previous->result().profile();
-    if (!previous->result().has_profile() ||
-        previous->problem() != job.problem() ||
-        before.shape() != result->profile().shape()) {
-      continue;
-    }
-    ComputeDeltas(before, previous->id(), result->mutable_profile());
-    return;
-  }
-}
-
-void JobService::RecordTurn(const v1::Job& job) {
-  if (job.session_id().empty()) return;
-  v1::Turn turn;
-  turn.set_session_id(job.session_id());
-  turn.set_tool(ToolNameOf(job.kind()));
-  turn.set_job_id(job.id());
-  turn.set_duration_ms(job.finished_unix_ms() - job.created_unix_ms());
-  turn.set_source_digest(job.source_digest());
-  turn.set_verdict(job.result().verdict());
-  turn.set_created_unix_ms(job.finished_unix_ms());
-  turn.set_message(job.result().message());
-  if (auto s = store_->AppendTurn(turn); !s.ok()) {
-    spdlog::warn("recording a turn of session {}: {}", job.session_id(),
-                 std::string(s.status().message()));
-  }
-  if (job.kind() == v1::JOB_KIND_SUBMIT) {
-    (void)store_->SetSessionStatus(job.session_id(), "submitted");
-  }
 }
 
 std::string JobService::RunTool(v1::JobKind kind,
@@ -394,9 +313,10 @@ absl::StatusOr<v1::Job> JobService::Cancel(const std::string& id) {
   RETURN_IF_ERROR(ValidateJobId(id));
   ASSIGN_OR_RETURN(v1::Job job, jobs_->Get(id));
   if (job.stage() == v1::STAGE_DONE) return job;
-  if (scheduler_ != nullptr) scheduler_->Cancel(id);
-  Finish(id, ErrorResult(v1::VERDICT_CANCELLED,
-                         absl::CancelledError("cancelled by a caller")));
+  scheduler_->Cancel(id);
+  finisher_->Finish(id,
+                    ErrorResult(v1::VERDICT_CANCELLED,
+                                absl::CancelledError("cancelled by a caller")));
   return jobs_->Get(id);
 }
 
@@ -416,26 +336,21 @@ absl::StatusOr<v1::GetGpuSpecsResponse> JobService::GetGpuSpecs(
   const absl::Time t0 = absl::Now();
   v1::GetGpuSpecsResponse out;
   for (v1::WorkerGpu& g : workers_->Live(t0)) *out.add_gpus() = std::move(g);
-  if (!session_id.empty()) {
-    v1::Turn turn;
-    turn.set_session_id(session_id);
-    turn.set_tool("get_gpu_specs");
-    turn.set_duration_ms(absl::ToDoubleMilliseconds(absl::Now() - t0));
-    turn.set_verdict(out.gpus_size() > 0 ? v1::VERDICT_PASSED
-                                         : v1::VERDICT_ERROR);
-    turn.set_created_unix_ms(absl::ToUnixMillis(absl::Now()));
-    (void)store_->TouchSession(session_id, "", turn.created_unix_ms());
-    (void)store_->AppendTurn(turn);
-  }
+  absl::Status status = absl::OkStatus();
   if (out.gpus_size() == 0) {
     const bool starting = absl::Now() - started_ < options_.worker_grace;
-    return absl::FailedPreconditionError(
+    status = absl::FailedPreconditionError(
         starting ? "no GPU worker has connected yet; kbd is starting local "
                    "workers, which connect within seconds: ask again"
                  : "no GPU worker is connected; start `kbworker --server <kbd "
                    "address> --gpu 0` on a GPU host, or run kbd with "
                    "--local-worker=auto on one");
   }
+  sessions_->Record(session_id, "get_gpu_specs",
+                    absl::ToDoubleMilliseconds(absl::Now() - t0),
+                    status.ok() ? v1::VERDICT_PASSED : v1::VERDICT_ERROR,
+                    std::string(status.message()));
+  if (!status.ok()) return status;
   return out;
 }
 
@@ -458,16 +373,17 @@ void JobService::Recover() {
     absl::StatusOr<v1::KernelRequest> request = store_->GetJobRequest(job.id());
     absl::StatusOr<std::string> source = store_->GetSource(job.source_digest());
     if (!request.ok() || !source.ok()) {
-      Finish(job.id(), ErrorResult(v1::VERDICT_ERROR,
-                                   absl::DataLossError(
-                                       "kbd restarted and could not reload "
-                                       "the job's request; resubmit it")));
+      finisher_->Finish(
+          job.id(),
+          ErrorResult(v1::VERDICT_ERROR,
+                      absl::DataLossError("kbd restarted and could not reload "
+                                          "the job's request; resubmit it")));
       continue;
     }
     request->set_source(*source);
     absl::StatusOr<Prepared> p = Prepare(job.kind(), *request);
     if (!p.ok()) {
-      Finish(job.id(), ErrorResult(v1::VERDICT_ERROR, p.status()));
+      finisher_->Finish(job.id(), ErrorResult(v1::VERDICT_ERROR, p.status()));
       continue;
     }
     spdlog::info("re-running job {} after a restart", job.id());

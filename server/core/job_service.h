@@ -11,8 +11,11 @@
 // `error` in its result, which the tool calls return as their status.
 // Calls that carry a session id are recorded as turns of that session.
 //
-// Ownership: borrows everything it is given (all must outlive it). With a
-// Metrics, finished jobs are counted there (server/core/kbd_metrics.h).
+// Jobs end through the JobFinisher (server/core/job_finisher.h), the
+// Scheduler's results and this service's refusals alike; calls refused
+// before a job exists are recorded as turns by Sessions.
+//
+// Ownership: borrows everything in Deps (all must outlive it).
 // Thread safety: every method is thread safe.
 #ifndef KBENCH_SERVER_CORE_JOB_SERVICE_H_
 #define KBENCH_SERVER_CORE_JOB_SERVICE_H_
@@ -24,12 +27,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "base/metrics.h"
 #include "contract/problem_registry.h"
 #include "kbench/v1/kbench.pb.h"
 #include "server/core/compile_service.h"
+#include "server/core/job_finisher.h"
 #include "server/core/job_table.h"
 #include "server/core/scheduler.h"
+#include "server/core/sessions.h"
 #include "server/core/worker_registry.h"
 #include "server/store/store.h"
 
@@ -57,16 +61,22 @@ class JobService {
     int timing_max_time_ms = 1000;
   };
 
-  JobService(const Options& options, Store* store,
-             const ProblemRegistry* problems, CompileService* compiler,
-             WorkerRegistry* workers, JobTable* jobs,
-             Metrics* metrics = nullptr);
+  // What the service uses; every pointer is borrowed and required.
+  struct Deps {
+    Store* store = nullptr;
+    const ProblemRegistry* problems = nullptr;
+    CompileService* compiler = nullptr;
+    WorkerRegistry* workers = nullptr;
+    JobTable* jobs = nullptr;
+    Sessions* sessions = nullptr;
+    Scheduler* scheduler = nullptr;
+    JobFinisher* finisher = nullptr;
+  };
 
-  // The scheduler is created after the service (it reports back through
-  // Finish); set it once before serving.
-  void set_scheduler(Scheduler* scheduler) { scheduler_ = scheduler; }
+  JobService(const Options& options, const Deps& deps);
 
-  // Validates and starts a job; returns it in its first stage.
+  // Validates and starts a job; returns it in its first stage. A refusal
+  // is recorded as a turn of the request's session.
   absl::StatusOr<v1::Job> Submit(v1::JobKind kind,
                                  const v1::KernelRequest& request);
 
@@ -96,9 +106,6 @@ class JobService {
       const std::string& session_id);
   std::vector<v1::Problem> ListProblems() const;
 
-  // Ends a job with `result` (idempotent: a finished job stays as it is).
-  void Finish(const std::string& job_id, v1::JobResult result);
-
   // Restarts jobs that were unfinished when kbd stopped.
   void Recover();
 
@@ -106,6 +113,8 @@ class JobService {
   struct Prepared;  // A validated request; see job_service_internal.h.
   absl::StatusOr<Prepared> Prepare(v1::JobKind kind,
                                    const v1::KernelRequest& request) const;
+  absl::StatusOr<v1::Job> Start(v1::JobKind kind,
+                                const v1::KernelRequest& request);
   absl::Status CheckGpuAvailable() const;
   void StartCompile(const std::string& job_id, const Prepared& prepared);
   void OnCompiled(const std::string& job_id, const Prepared& prepared,
@@ -113,12 +122,6 @@ class JobService {
   v1::RunnerJob MakeRunnerJob(const std::string& job_id,
                               const Prepared& prepared,
                               const CompileService::Result& compiled) const;
-  // Profile jobs: fills the analysis of result's profile (headroom,
-  // roofline, hints) and, in a session, its deltas against the session's
-  // previous profile of the same problem and shape. Never fails the job: a
-  // failed look-up is logged.
-  void AnalyzeProfileResult(const v1::Job& job, v1::JobResult* result);
-  void RecordTurn(const v1::Job& job);
 
   Options options_;
   Store* store_;
@@ -126,8 +129,9 @@ class JobService {
   CompileService* compiler_;
   WorkerRegistry* workers_;
   JobTable* jobs_;
-  Scheduler* scheduler_ = nullptr;
-  Metrics* metrics_;  // Optional.
+  Sessions* sessions_;
+  Scheduler* scheduler_;
+  JobFinisher* finisher_;
   const absl::Time started_ = absl::Now();
 };
 

@@ -36,10 +36,6 @@ struct JobService::Prepared {
 // `status`, a message that names no shape or dims.
 absl::Status HiddenCaseError(const absl::Status& status);
 
-// Names of the problem's hidden shape sets and of their shapes, for
-// RedactHiddenCases.
-std::vector<std::string> HiddenNames(const v1::Problem& problem);
-
 }  // namespace kbench
 
 #endif  // KBENCH_SERVER_CORE_JOB_SERVICE_INTERNAL_H_

@@ -41,16 +41,6 @@ absl::Status HiddenCaseError(const absl::Status& status) {
       "problem's domain");
 }
 
-std::vector<std::string> HiddenNames(const v1::Problem& problem) {
-  std::vector<std::string> names;
-  for (const v1::ShapeSet& s : problem.shape_sets()) {
-    if (!s.hidden()) continue;
-    names.push_back(s.name());
-    for (const v1::Shape& shape : s.shapes()) names.push_back(shape.name());
-  }
-  return names;
-}
-
 absl::StatusOr<JobService::Prepared> JobService::Prepare(
     v1::JobKind kind, const v1::KernelRequest& request) const {
   Prepared p;

@@ -1,6 +1,9 @@
 #include "server/core/job_table.h"
 
 #include <algorithm>
+#include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -27,8 +30,10 @@ void JobTable::Adopt(const v1::Job& job) {
   jobs_[job.id()].job = job;
 }
 
-absl::StatusOr<v1::Job> JobTable::Update(
-    const std::string& id, const std::function<void(v1::Job*)>& mutate) {
+absl::StatusOr<std::pair<v1::Job, std::shared_ptr<JobTable::Channel>>>
+JobTable::Apply(const std::string& id,
+                const std::function<void(v1::Job*)>& mutate,
+                const TurnFn* turn_of) {
   absl::MutexLock lock(&mu_);
   auto it = jobs_.find(id);
   if (it == jobs_.end()) {
@@ -41,24 +46,84 @@ absl::StatusOr<v1::Job> JobTable::Update(
   }
   const v1::Stage before = e.job.stage();
   mutate(&e.job);
+  if (turn_of != nullptr) e.job.set_stage(v1::STAGE_DONE);
   const absl::Time now = absl::Now();
   e.job.set_updated_unix_ms(absl::ToUnixMillis(now));
-  const bool done = e.job.stage() == v1::STAGE_DONE;
-  if (done && e.job.finished_unix_ms() == 0) {
+  if (e.job.stage() == v1::STAGE_DONE && e.job.finished_unix_ms() == 0) {
     e.job.set_finished_unix_ms(e.job.updated_unix_ms());
   }
-  if (e.job.stage() != before ||
-      now - e.last_write >= options_.detail_write_interval) {
-    if (absl::Status s = store_->UpdateJob(e.job); !s.ok()) {
-      // The job lives on in memory; the next change retries the write.
-      spdlog::error("persisting job {}: {}", id, std::string(s.message()));
-    } else {
-      e.last_write = now;
-    }
+  absl::Status written = absl::OkStatus();
+  if (turn_of != nullptr) {
+    const std::optional<Store::SessionTurn> turn = (*turn_of)(e.job);
+    written = store_->FinishJob(e.job, turn ? &*turn : nullptr);
+  } else if (e.job.stage() != before ||
+             now - e.last_write >= options_.detail_write_interval) {
+    written = store_->UpdateJob(e.job);
+  } else {
+    written = absl::CancelledError("not due");  // Nothing was written.
   }
-  for (auto& [token, watcher] : e.watchers) watcher(e.job);
-  if (done) e.watchers.clear();
-  return e.job;
+  if (written.ok()) {
+    e.last_write = now;
+  } else if (!absl::IsCancelled(written)) {
+    // The job lives on in memory; the next change retries the write.
+    spdlog::error("persisting job {}: {}", id, std::string(written.message()));
+  }
+  ++e.version;
+  e.channel->pending.push_back({e.job, e.version, 0});
+  return std::make_pair(e.job, e.channel);
+}
+
+absl::StatusOr<v1::Job> JobTable::Update(
+    const std::string& id, const std::function<void(v1::Job*)>& mutate) {
+  auto applied = Apply(id, mutate, nullptr);
+  if (!applied.ok()) return applied.status();
+  Deliver(applied->second);
+  return std::move(applied->first);
+}
+
+absl::StatusOr<v1::Job> JobTable::Finish(
+    const std::string& id, const std::function<void(v1::Job*)>& mutate,
+    const TurnFn& turn_of) {
+  auto applied = Apply(id, mutate, &turn_of);
+  if (!applied.ok()) return applied.status();
+  Deliver(applied->second);
+  return std::move(applied->first);
+}
+
+void JobTable::Deliver(const std::shared_ptr<Channel>& channel) {
+  Channel& ch = *channel;
+  mu_.Lock();
+  if (ch.delivering) {  // That thread delivers what was just queued too.
+    mu_.Unlock();
+    return;
+  }
+  ch.delivering = true;
+  while (!ch.pending.empty()) {
+    Channel::Change change = std::move(ch.pending.front());
+    ch.pending.pop_front();
+    std::vector<Watcher> calls;
+    if (change.only_token != 0) {
+      auto it = ch.watchers.find(change.only_token);
+      if (it != ch.watchers.end()) calls.push_back(it->second);
+    } else {
+      for (const auto& [token, watcher] : ch.watchers) {
+        auto since = ch.since.find(token);
+        if (since != ch.since.end() && change.version <= since->second) {
+          continue;  // Its first call showed this change already.
+        }
+        calls.push_back(watcher);
+      }
+      if (change.job.stage() == v1::STAGE_DONE) {
+        ch.watchers.clear();
+        ch.since.clear();
+      }
+    }
+    mu_.Unlock();
+    for (const Watcher& watcher : calls) watcher(change.job);
+    mu_.Lock();
+  }
+  ch.delivering = false;
+  mu_.Unlock();
 }
 
 absl::StatusOr<v1::Job> JobTable::Get(const std::string& id) {
@@ -72,26 +137,40 @@ absl::StatusOr<v1::Job> JobTable::Get(const std::string& id) {
 
 absl::StatusOr<int64_t> JobTable::Watch(const std::string& id,
                                         Watcher watcher) {
-  absl::MutexLock lock(&mu_);
-  auto it = jobs_.find(id);
-  if (it == jobs_.end()) {
-    absl::StatusOr<v1::Job> stored = store_->GetJob(id);
-    if (!stored.ok()) return stored.status();
-    watcher(*stored);
-    return 0;
+  std::shared_ptr<Channel> channel;
+  int64_t token = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(id);
+    if (it != jobs_.end() && it->second.job.stage() != v1::STAGE_DONE) {
+      Entry& e = it->second;
+      token = next_token_++;
+      e.channel->watchers[token] = std::move(watcher);
+      e.channel->since[token] = e.version;
+      // Through the channel, so that it comes before any later change.
+      e.channel->pending.push_back({e.job, e.version, token});
+      channel = e.channel;
+    }
   }
-  watcher(it->second.job);
-  if (it->second.job.stage() == v1::STAGE_DONE) return 0;
-  const int64_t token = next_token_++;
-  it->second.watchers[token] = std::move(watcher);
-  return token;
+  if (channel != nullptr) {
+    Deliver(channel);
+    return token;
+  }
+  // Finished (the DONE state is its last): one call, no subscription.
+  absl::StatusOr<v1::Job> job = Get(id);
+  if (!job.ok()) return job.status();
+  watcher(*job);
+  return 0;
 }
 
 void JobTable::Unwatch(const std::string& id, int64_t token) {
   if (token == 0) return;
   absl::MutexLock lock(&mu_);
   auto it = jobs_.find(id);
-  if (it != jobs_.end()) it->second.watchers.erase(token);
+  if (it != jobs_.end()) {
+    it->second.channel->watchers.erase(token);
+    it->second.channel->since.erase(token);
+  }
 }
 
 void JobTable::Evict(absl::Time now) {

@@ -1,19 +1,30 @@
 // JobTable: the live state of jobs. Unfinished jobs (and recently finished
 // ones) are held in memory; every change of stage is written through to the
-// Store, and stage-detail changes at most once a second. Watchers are told
-// of every change, in order.
+// Store, and stage-detail changes at most once a second. A job ends through
+// Finish, which writes it with its session's turn in one transaction.
+// Watchers are told of every change, in order.
 //
 // Ownership: borrows the Store (must outlive it).
-// Thread safety: every method is thread safe. Watchers are called with the
-// table's lock held, in order of the changes: they must be quick, must not
-// block and must not call back into the JobTable.
+// Thread safety: every method is thread safe. Store writes happen under the
+// table's lock (so a job's rows are written in the order of its changes);
+// watchers are called without it, one change at a time per job, in order,
+// from the thread that made the change or from one making a concurrent
+// change of the same job. So a watcher may call back into the JobTable, but
+// must be quick and must not block. A watcher removed by Unwatch while a
+// change is being delivered may still be called with that change: what it
+// captures must outlive that (hold it by shared_ptr).
 #ifndef KBENCH_SERVER_CORE_JOB_TABLE_H_
 #define KBENCH_SERVER_CORE_JOB_TABLE_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -53,6 +64,19 @@ class JobTable {
   absl::StatusOr<v1::Job> Update(const std::string& id,
                                  const std::function<void(v1::Job*)>& mutate);
 
+  // What a finished job adds to its session; nullopt for none.
+  using TurnFn =
+      std::function<std::optional<Store::SessionTurn>(const v1::Job&)>;
+  // Ends a live job: applies `mutate`, sets stage DONE (and the finish
+  // time if unset), and writes the job with the turn `turn_of` builds from
+  // the finished job, in one store transaction (Store::FinishJob), before
+  // any watcher sees it DONE. Errors as Update; a failed write is logged
+  // and the job is still DONE in memory (the store keeps it unfinished,
+  // so a restarted kbd runs it again).
+  absl::StatusOr<v1::Job> Finish(const std::string& id,
+                                 const std::function<void(v1::Job*)>& mutate,
+                                 const TurnFn& turn_of);
+
   // The job, from memory or the store.
   absl::StatusOr<v1::Job> Get(const std::string& id);
 
@@ -71,11 +95,36 @@ class JobTable {
   std::vector<v1::Job> Unfinished() const;
 
  private:
+  // A job's watchers and the changes not yet delivered to them (guarded by
+  // the table's mu_). Shared, so that a delivery outlives the entry's
+  // eviction.
+  struct Channel {
+    struct Change {
+      v1::Job job;
+      int64_t version = 0;
+      int64_t only_token = 0;  // A watcher's first call: to it alone.
+    };
+    std::map<int64_t, Watcher> watchers;
+    // Per watcher token, the version its first call showed: older changes
+    // are not delivered to it.
+    std::map<int64_t, int64_t> since;
+    std::deque<Change> pending;
+    bool delivering = false;
+  };
   struct Entry {
     v1::Job job;
-    std::map<int64_t, Watcher> watchers;
+    int64_t version = 0;  // Bumped by each change.
+    std::shared_ptr<Channel> channel = std::make_shared<Channel>();
     absl::Time last_write = absl::InfinitePast();
   };
+
+  // Applies `mutate` to the live job `id` and queues the change for its
+  // watchers; `persist` writes it. Returns the job and its channel.
+  absl::StatusOr<std::pair<v1::Job, std::shared_ptr<Channel>>> Apply(
+      const std::string& id, const std::function<void(v1::Job*)>& mutate,
+      const TurnFn* turn_of);
+  // Delivers `channel`'s pending changes unless another thread is.
+  void Deliver(const std::shared_ptr<Channel>& channel);
 
   Options options_;
   Store* store_;

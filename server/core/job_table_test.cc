@@ -1,13 +1,20 @@
 // Tests of JobTable (server/core/job_table.h) on a Store in a temp file:
 // insert/get, updates and their persistence (stage changes at once, detail
-// changes throttled), watchers, eviction, Unfinished and Adopt.
+// changes throttled), Finish with its session turn in one write, watchers
+// (called outside the lock, in order under concurrent changes), eviction,
+// Unfinished and Adopt.
 #include "server/core/job_table.h"
 
+#include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/process.h"
@@ -370,6 +377,109 @@ TEST_F(JobTableTest, AdoptMakesAStoredJobLiveAgain) {
   EXPECT_EQ(Stored("old").stage(), v1::STAGE_DONE);
   EXPECT_EQ(Stored("old").result().verdict(), v1::VERDICT_ERROR);
   EXPECT_TRUE(table.Unfinished().empty());
+}
+
+TEST_F(JobTableTest, FinishWritesTheJobAndItsTurnTogether) {
+  JobTable table({}, store_.get());
+  v1::Job job = NewJob("j1");
+  job.set_session_id("s");
+  ASSERT_TRUE(table.Insert(job, v1::KernelRequest()).ok());
+  absl::StatusOr<v1::Job> done = table.Finish(
+      "j1",
+      [](v1::Job* j) { j->mutable_result()->set_verdict(v1::VERDICT_PASSED); },
+      [](const v1::Job& j) {
+        Store::SessionTurn turn;
+        turn.turn.set_session_id(j.session_id());
+        turn.turn.set_tool("run_correctness");
+        turn.turn.set_job_id(j.id());
+        turn.turn.set_verdict(j.result().verdict());
+        return std::optional<Store::SessionTurn>(turn);
+      });
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->stage(), v1::STAGE_DONE);
+  EXPECT_GT(done->finished_unix_ms(), 0);
+  EXPECT_EQ(Stored("j1").stage(), v1::STAGE_DONE);
+  absl::StatusOr<std::vector<v1::Turn>> turns = store_->ListTurns("s");
+  ASSERT_TRUE(turns.ok());
+  ASSERT_EQ(turns->size(), 1u);
+  EXPECT_EQ((*turns)[0].job_id(), "j1");
+  // Finished once.
+  EXPECT_EQ(table
+                .Finish(
+                    "j1", [](v1::Job*) {},
+                    [](const v1::Job&) { return std::nullopt; })
+                .status()
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store_->ListTurns("s")->size(), 1u);
+}
+
+TEST_F(JobTableTest, WatchersMayCallBackIntoTheTable) {
+  JobTable table({}, store_.get());
+  ASSERT_TRUE(table.Insert(NewJob("j1"), v1::KernelRequest()).ok());
+  std::vector<std::string> seen;
+  absl::StatusOr<int64_t> token = table.Watch("j1", [&](const v1::Job& j) {
+    // Under the old contract (called with the lock held) this deadlocked.
+    absl::StatusOr<v1::Job> again = table.Get(j.id());
+    ASSERT_TRUE(again.ok());
+    seen.push_back(again->stage_detail());
+  });
+  ASSERT_TRUE(token.ok());
+  ASSERT_TRUE(table.Update("j1", SetDetail("a")).ok());
+  ASSERT_TRUE(table.Update("j1", SetStage(v1::STAGE_DONE, "b")).ok());
+  EXPECT_THAT(seen, ElementsAre("", "a", "b"));
+}
+
+TEST_F(JobTableTest, ConcurrentChangesReachEachWatcherInOrder) {
+  JobTable table({}, store_.get());
+  ASSERT_TRUE(table.Insert(NewJob("j1"), v1::KernelRequest()).ok());
+  // Each change numbers itself under the table's lock (mutate runs there);
+  // every watcher must see the numbers rise, from whichever thread.
+  std::atomic<int> next{0};
+  struct Seen {
+    absl::Mutex mu;
+    std::vector<int> values;
+  };
+  std::vector<std::shared_ptr<Seen>> watchers;
+  for (int w = 0; w < 3; ++w) {
+    auto seen = std::make_shared<Seen>();
+    watchers.push_back(seen);
+    ASSERT_TRUE(table
+                    .Watch("j1",
+                           [seen](const v1::Job& j) {
+                             int v = -1;
+                             if (!j.stage_detail().empty()) {
+                               ASSERT_TRUE(
+                                   absl::SimpleAtoi(j.stage_detail(), &v));
+                             }
+                             absl::MutexLock lock(&seen->mu);
+                             seen->values.push_back(v);
+                           })
+                    .ok());
+  }
+  constexpr int kPerThread = 300;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kPerThread; ++i) {
+        ASSERT_TRUE(table
+                        .Update("j1",
+                                [&](v1::Job* j) {
+                                  j->set_stage_detail(
+                                      absl::StrCat(next.fetch_add(1)));
+                                })
+                        .ok());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const auto& seen : watchers) {
+    absl::MutexLock lock(&seen->mu);
+    ASSERT_EQ(seen->values.size(), 1u + 4 * kPerThread);
+    for (size_t i = 1; i < seen->values.size(); ++i) {
+      ASSERT_EQ(seen->values[i], seen->values[i - 1] + 1) << "at " << i;
+    }
+  }
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/eventually.h"
 
 namespace kbench {
 namespace {
@@ -24,16 +25,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// Polls `done` until it holds or `timeout` passes.
-template <typename F>
-bool Eventually(F done, absl::Duration timeout = absl::Seconds(5)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (!done()) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return true;
-}
+using testing::Eventually;
 
 // Collects the replies to one RequestLease. Shared with the reply so it may
 // be called after the test body (the scheduler's destructor).

@@ -203,14 +203,13 @@ absl::StatusOr<json> DashboardApi::Job(const httplib::Request& req) {
 absl::StatusOr<json> DashboardApi::Sessions(const httplib::Request& req) {
   ASSIGN_OR_RETURN(int limit,
                    IntParam(req, "limit", 1, 200, 50, "sessions to list"));
-  ASSIGN_OR_RETURN(std::vector<AgentService::SessionSummary> summaries,
-                   agent_->ListSessionSummaries(limit));
+  // One query: each session row carries its summary (best_speedup,
+  // last_tool, last_verdict).
+  ASSIGN_OR_RETURN(std::vector<v1::Session> list,
+                   agent_->ListSessions(limit, /*strict=*/true));
   json sessions = json::array();
-  for (const AgentService::SessionSummary& s : summaries) {
-    ASSIGN_OR_RETURN(json j, ProtoJson(s.session));
-    j["best_speedup"] = s.best_speedup;
-    j["last_verdict"] = v1::Verdict_Name(s.last_verdict);
-    j["last_tool"] = s.last_tool;
+  for (const v1::Session& s : list) {
+    ASSIGN_OR_RETURN(json j, ProtoJson(s));
     sessions.push_back(std::move(j));
   }
   return json{{"sessions", std::move(sessions)}};

@@ -304,12 +304,16 @@ TEST(StoreMigrationTest, VersionOneDatabaseIsMigratedKeepingItsRows) {
   ExecRaw(path,
           "DROP INDEX jobs_by_source; DROP INDEX turns_by_created; "
           "DROP INDEX turns_by_source; DROP INDEX sources_by_created; "
-          "DROP TABLE health; PRAGMA user_version = 1");
+          "DROP TABLE health; ALTER TABLE turns DROP COLUMN speedup; "
+          "ALTER TABLE sessions DROP COLUMN best_speedup; "
+          "ALTER TABLE sessions DROP COLUMN last_tool; "
+          "ALTER TABLE sessions DROP COLUMN last_verdict; "
+          "PRAGMA user_version = 1");
   Store::Options options;
   options.path = path;
   auto store = Store::Open(options);
   ASSERT_TRUE(store.ok()) << store.status();
-  EXPECT_EQ(QueryInt(path, "PRAGMA user_version"), 2);
+  EXPECT_EQ(QueryInt(path, "PRAGMA user_version"), 3);
   EXPECT_EQ(*(*store)->GetSource("d"), "text");
   EXPECT_EQ(QueryInt(path,
                      "SELECT COUNT(*) FROM sqlite_master WHERE name = "

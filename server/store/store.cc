@@ -261,6 +261,25 @@ absl::Status Store::InsertJob(const v1::Job& job,
 
 absl::Status Store::UpdateJob(const v1::Job& job) {
   absl::MutexLock lock(&mu_);
+  return UpdateJobLocked(job);
+}
+
+absl::Status Store::FinishJob(const v1::Job& job, const SessionTurn* turn) {
+  absl::MutexLock lock(&mu_);
+  SqliteTransaction txn(db_);
+  RETURN_IF_ERROR(txn.Begin("finish job"));
+  RETURN_IF_ERROR(UpdateJobLocked(job));
+  if (turn != nullptr) {
+    RETURN_IF_ERROR(AppendTurnLocked(turn->turn).status());
+    if (!turn->status.empty()) {
+      RETURN_IF_ERROR(
+          SetSessionStatusLocked(turn->turn.session_id(), turn->status));
+    }
+  }
+  return txn.Commit("finish job");
+}
+
+absl::Status Store::UpdateJobLocked(const v1::Job& job) {
   RETURN_IF_ERROR(CheckWritableProto(job, "UpdateJob"));
   logged_unreadable_.erase(absl::StrCat("jobs/", job.id()));
   ASSIGN_OR_RETURN(

@@ -118,6 +118,16 @@ class Store {
   // Replaces the stored job (stage, result, ...). NotFound if absent;
   // InvalidArgument as for InsertJob.
   absl::Status UpdateJob(const v1::Job& job);
+  // What finishing a job adds to its session.
+  struct SessionTurn {
+    v1::Turn turn;       // Appended as AppendTurn does.
+    std::string status;  // When set, the session's new status.
+  };
+  // Writes a finished job and, when `turn` is given, its session's turn
+  // (and status), in one transaction: a reader never sees the job DONE
+  // without its turn. Errors as UpdateJob, AppendTurn and SetSessionStatus;
+  // on any error nothing is written.
+  absl::Status FinishJob(const v1::Job& job, const SessionTurn* turn);
   // NotFound: "no job 'ID'". A row that does not parse comes back salvaged
   // from its indexed columns: stage DONE, verdict ERROR, error DATA_LOSS.
   absl::StatusOr<v1::Job> GetJob(const std::string& id);
@@ -169,9 +179,10 @@ class Store {
   absl::Status TouchSession(const std::string& id, const std::string& problem,
                             int64_t now_unix_ms);
   // Appends a turn: assigns seq = previous max + 1 within the session,
-  // touches the session (creating it, as TouchSession does, if missing) and
-  // bumps its turn count, in one transaction. A created_unix_ms of 0 is set
-  // to now. Returns the stored turn.
+  // touches the session (creating it, as TouchSession does, if missing),
+  // bumps its turn count and updates its summary (best_speedup, last_tool,
+  // last_verdict), in one transaction. A created_unix_ms of 0 is set to
+  // now. Returns the stored turn.
   absl::StatusOr<v1::Turn> AppendTurn(const v1::Turn& turn);
   // Sets the session's status ("open", "submitted", "closed"; anything else
   // is InvalidArgument). NotFound: "no session 'ID'".
@@ -211,6 +222,15 @@ class Store {
  private:
   Store(sqlite3* db, const Options& options) : options_(options), db_(db) {}
   absl::Status Exec(const char* sql) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The bodies of UpdateJob, AppendTurn and SetSessionStatus, inside the
+  // caller's transaction (if any).
+  absl::Status UpdateJobLocked(const v1::Job& job)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<v1::Turn> AppendTurnLocked(v1::Turn turn)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status SetSessionStatusLocked(const std::string& id,
+                                      const std::string& status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Migrate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Parses the proto of row `id` of `table`; false (counted, logged the
   // first time) when it does not parse. A row already known to be

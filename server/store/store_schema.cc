@@ -3,9 +3,13 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "kbench/v1/kbench.pb.h"
 #include "server/store/sqlite_stmt.h"
 #include "spdlog/spdlog.h"
 
@@ -76,6 +80,73 @@ CREATE TABLE health(
   writes INTEGER NOT NULL DEFAULT 0);
 )sql";
 
+// Version 3: each session's summary (best speedup, last tool and verdict)
+// is kept in its row, written with each turn, so that listing sessions is
+// one query; each turn keeps its speedup. Existing rows are filled by
+// BackfillSessionSummaries.
+constexpr char kSchemaV3[] = R"sql(
+ALTER TABLE turns ADD COLUMN speedup REAL NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN best_speedup REAL NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN last_tool TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN last_verdict INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+// Fills the version-3 columns of rows written before it: a timed turn that
+// passed takes the speedup of its job (a job row that does not parse, or
+// that did not pass, leaves 0), and each session its best speedup and its
+// last turn's tool and verdict.
+absl::Status BackfillSessionSummaries(sqlite3* db) {
+  std::vector<std::pair<std::string, int64_t>> turns;
+  std::vector<double> speedups;
+  {
+    ASSIGN_OR_RETURN(
+        SqliteStmt stmt,
+        SqliteStmt::Prepare(
+            db,
+            "SELECT t.session_id, t.seq, j.job FROM turns t JOIN jobs j ON "
+            "j.id = t.job_id WHERE t.verdict = 1 AND t.tool IN "
+            "('submit_kernel', 'profile_kernel')",
+            "read timed turns"));
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, stmt.Step());
+      if (!row) break;
+      v1::Job job;
+      const std::string blob(stmt.ColumnBlob(2));
+      if (!job.ParseFromString(blob) ||
+          job.result().verdict() != v1::VERDICT_PASSED) {
+        continue;
+      }
+      const double speedup = job.result().timing().speedup();
+      if (!(speedup > 0) || speedup > 1e6) continue;
+      turns.emplace_back(stmt.ColumnText(0), stmt.ColumnInt64(1));
+      speedups.push_back(speedup);
+    }
+  }
+  for (size_t i = 0; i < turns.size(); ++i) {
+    ASSIGN_OR_RETURN(
+        SqliteStmt stmt,
+        SqliteStmt::Prepare(
+            db,
+            "UPDATE turns SET speedup = ?3 WHERE session_id = ?1 AND seq = ?2",
+            "backfill turn speedup"));
+    stmt.BindText(1, turns[i].first)
+        .BindInt64(2, turns[i].second)
+        .BindDouble(3, speedups[i]);
+    RETURN_IF_ERROR(stmt.Run());
+  }
+  return SqliteExec(db, R"sql(
+UPDATE sessions SET
+  best_speedup = COALESCE(
+      (SELECT MAX(speedup) FROM turns WHERE session_id = sessions.id), 0),
+  last_tool = COALESCE((SELECT tool FROM turns WHERE session_id = sessions.id
+                        ORDER BY seq DESC LIMIT 1), ''),
+  last_verdict = COALESCE((SELECT verdict FROM turns
+                           WHERE session_id = sessions.id
+                           ORDER BY seq DESC LIMIT 1), 0);
+)sql",
+                    "backfill session summaries");
+}
+
 absl::StatusOr<int64_t> ReadUserVersion(sqlite3* db) {
   ASSIGN_OR_RETURN(
       SqliteStmt stmt,
@@ -102,6 +173,10 @@ absl::Status MigrateStoreSchema(sqlite3* db) {
   }
   if (version < 2) {
     RETURN_IF_ERROR(SqliteExec(db, kSchemaV2, "migrate schema to version 2"));
+  }
+  if (version < 3) {
+    RETURN_IF_ERROR(SqliteExec(db, kSchemaV3, "migrate schema to version 3"));
+    RETURN_IF_ERROR(BackfillSessionSummaries(db));
   }
   // Later versions add their `if (version < N)` steps here.
   if (version == kStoreSchemaVersion) return absl::OkStatus();

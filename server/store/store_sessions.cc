@@ -39,7 +39,12 @@ absl::Status UpsertSession(sqlite3* db, const std::string& id,
 }
 
 constexpr char kSessionColumns[] =
-    "SELECT id, problem, created_ms, updated_ms, status, turns FROM sessions";
+    "SELECT id, problem, created_ms, updated_ms, status, turns, best_speedup, "
+    "last_tool, last_verdict FROM sessions";
+
+// Above any real speedup (a kernel 10^6 times faster than its baseline):
+// result checks refuse impossible ones before they reach a turn.
+constexpr double kMaxStoredSpeedup = 1e6;
 
 v1::Session ReadSession(const SqliteStmt& stmt) {
   v1::Session session;
@@ -49,6 +54,9 @@ v1::Session ReadSession(const SqliteStmt& stmt) {
   session.set_updated_unix_ms(stmt.ColumnInt64(3));
   session.set_status(stmt.ColumnText(4));
   session.set_turns(static_cast<int32_t>(stmt.ColumnInt64(5)));
+  session.set_best_speedup(stmt.ColumnDouble(6));
+  session.set_last_tool(stmt.ColumnText(7));
+  session.set_last_verdict(static_cast<v1::Verdict>(stmt.ColumnInt64(8)));
   return session;
 }
 
@@ -57,7 +65,7 @@ v1::Session ReadSession(const SqliteStmt& stmt) {
 // client (ListSessions, the dashboard's polls).
 bool Readable(const v1::Session& s) {
   return IsValidUtf8(s.id()) && IsValidUtf8(s.problem()) &&
-         IsValidUtf8(s.status());
+         IsValidUtf8(s.status()) && IsValidUtf8(s.last_tool());
 }
 bool Readable(const v1::Turn& t) { return FindNonUtf8Field(t).empty(); }
 
@@ -78,15 +86,26 @@ absl::Status Store::TouchSession(const std::string& id,
 }
 
 absl::StatusOr<v1::Turn> Store::AppendTurn(const v1::Turn& turn) {
-  if (turn.session_id().empty()) {
-    return absl::InvalidArgumentError("AppendTurn: the turn has no session_id");
-  }
-  v1::Turn stored = turn;
-  if (stored.created_unix_ms() == 0) stored.set_created_unix_ms(NowMs());
   absl::MutexLock lock(&mu_);
-  RETURN_IF_ERROR(CheckWritableProto(stored, "AppendTurn"));
   SqliteTransaction txn(db_);
   RETURN_IF_ERROR(txn.Begin("append turn"));
+  ASSIGN_OR_RETURN(v1::Turn stored, AppendTurnLocked(turn));
+  RETURN_IF_ERROR(txn.Commit("append turn"));
+  return stored;
+}
+
+absl::StatusOr<v1::Turn> Store::AppendTurnLocked(v1::Turn stored) {
+  if (stored.session_id().empty()) {
+    return absl::InvalidArgumentError("AppendTurn: the turn has no session_id");
+  }
+  if (!(stored.speedup() >= 0) || stored.speedup() > kMaxStoredSpeedup) {
+    // NaN, negative or absurd: a summary column would carry it forever.
+    return absl::InvalidArgumentError(
+        absl::StrCat("AppendTurn: speedup ", stored.speedup(),
+                     " is not in [0, ", kMaxStoredSpeedup, "]"));
+  }
+  if (stored.created_unix_ms() == 0) stored.set_created_unix_ms(NowMs());
+  RETURN_IF_ERROR(CheckWritableProto(stored, "AppendTurn"));
   RETURN_IF_ERROR(
       UpsertSession(db_, stored.session_id(), "", stored.created_unix_ms()));
   {
@@ -110,8 +129,8 @@ absl::StatusOr<v1::Turn> Store::AppendTurn(const v1::Turn& turn) {
         SqliteStmt::Prepare(
             db_,
             "INSERT INTO turns(session_id, seq, tool, job_id, duration_ms, "
-            "source_digest, verdict, created_ms, message) "
-            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "source_digest, verdict, created_ms, message, speedup) "
+            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             "insert turn"));
     stmt.BindText(1, stored.session_id())
         .BindInt64(2, stored.seq())
@@ -121,30 +140,43 @@ absl::StatusOr<v1::Turn> Store::AppendTurn(const v1::Turn& turn) {
         .BindText(6, stored.source_digest())
         .BindInt64(7, stored.verdict())
         .BindInt64(8, stored.created_unix_ms())
-        .BindText(9, stored.message());
+        .BindText(9, stored.message())
+        .BindDouble(10, stored.speedup());
     RETURN_IF_ERROR(stmt.Run());
   }
   {
+    // The session's summary is written with the turn, so that listing
+    // sessions (the dashboard polls it) reads one table.
     ASSIGN_OR_RETURN(
         SqliteStmt stmt,
         SqliteStmt::Prepare(
-            db_, "UPDATE sessions SET turns = turns + 1 WHERE id = ?1",
+            db_,
+            "UPDATE sessions SET turns = turns + 1, last_tool = ?2, "
+            "last_verdict = ?3, best_speedup = MAX(best_speedup, ?4) "
+            "WHERE id = ?1",
             "count turn"));
-    stmt.BindText(1, stored.session_id());
+    stmt.BindText(1, stored.session_id())
+        .BindText(2, stored.tool())
+        .BindInt64(3, stored.verdict())
+        .BindDouble(4, stored.speedup());
     RETURN_IF_ERROR(stmt.Run());
   }
-  RETURN_IF_ERROR(txn.Commit("append turn"));
   return stored;
 }
 
 absl::Status Store::SetSessionStatus(const std::string& id,
                                      const std::string& status) {
+  absl::MutexLock lock(&mu_);
+  return SetSessionStatusLocked(id, status);
+}
+
+absl::Status Store::SetSessionStatusLocked(const std::string& id,
+                                           const std::string& status) {
   if (!ValidSessionStatus(status)) {
     return absl::InvalidArgumentError(
         absl::StrCat("bad session status '", status,
                      "'; allowed: \"open\", \"submitted\", \"closed\""));
   }
-  absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(
       SqliteStmt stmt,
       SqliteStmt::Prepare(db_, "UPDATE sessions SET status = ?2 WHERE id = ?1",
@@ -172,6 +204,7 @@ absl::StatusOr<v1::Session> Store::GetSession(const std::string& id) {
     session.set_id(ScrubUtf8(session.id()));
     session.set_problem(ScrubUtf8(session.problem()));
     session.set_status(ScrubUtf8(session.status()));
+    session.set_last_tool(ScrubUtf8(session.last_tool()));
   }
   return session;
 }
@@ -212,7 +245,8 @@ absl::StatusOr<std::vector<v1::Turn>> Store::ListTurns(
       SqliteStmt::Prepare(
           db_,
           "SELECT session_id, seq, tool, job_id, duration_ms, source_digest, "
-          "verdict, created_ms, message FROM turns WHERE session_id = ?1 "
+          "verdict, created_ms, message, speedup FROM turns WHERE "
+          "session_id = ?1 "
           "ORDER BY seq",
           "list turns"));
   stmt.BindText(1, session_id);
@@ -230,6 +264,7 @@ absl::StatusOr<std::vector<v1::Turn>> Store::ListTurns(
     turn.set_verdict(static_cast<v1::Verdict>(stmt.ColumnInt64(6)));
     turn.set_created_unix_ms(stmt.ColumnInt64(7));
     turn.set_message(stmt.ColumnText(8));
+    turn.set_speedup(stmt.ColumnDouble(9));
     if (!Readable(turn)) {
       NoteUnreadable("turns", absl::StrCat(session_id, "#", turn.seq()),
                      kNotUtf8);

@@ -468,11 +468,11 @@ TEST_F(StoreTest, ReopeningTheFileKeepsData) {
   EXPECT_EQ(store->AppendTurn(turn)->seq(), 2);
 }
 
-TEST_F(StoreTest, FileDatabaseUsesWalAndSchemaVersion2) {
+TEST_F(StoreTest, FileDatabaseUsesWalAndSchemaVersion3) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(RawQuery("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(RawQuery("PRAGMA user_version"), "2");
+  EXPECT_EQ(RawQuery("PRAGMA user_version"), "3");
 }
 
 TEST_F(StoreTest, NewerSchemaIsRefused) {

@@ -244,10 +244,15 @@ TEST_F(McpAgentTest, ScriptedSessionWithoutAGpu) {
   ASSERT_TRUE(s.ok()) << s.status();
   std::vector<std::string> recorded;
   for (const v1::Turn& t : s->turns()) recorded.push_back(t.tool());
-  EXPECT_THAT(recorded, ::testing::ElementsAre(
-                            "get_gpu_specs", "get_problem", "compile_kernel",
-                            "compile_kernel", "compare_runs"));
+  // The refused run_correctness (no GPU) is a turn too.
+  EXPECT_THAT(recorded,
+              ::testing::ElementsAre("get_gpu_specs", "get_problem",
+                                     "compile_kernel", "compile_kernel",
+                                     "run_correctness", "compare_runs"));
   EXPECT_EQ(s->turns(0).verdict(), v1::VERDICT_ERROR);
+  EXPECT_EQ(s->turns(4).verdict(), v1::VERDICT_ERROR);
+  EXPECT_THAT(s->turns(4).message(), HasSubstr("refused: no GPU worker"));
+  EXPECT_TRUE(s->turns(4).job_id().empty());
   EXPECT_EQ(s->turns(2).verdict(), v1::VERDICT_COMPILE_ERROR);
   EXPECT_EQ(s->turns(3).verdict(), v1::VERDICT_PASSED);
   EXPECT_EQ(s->session().problem(), "gather_linear_fp32");

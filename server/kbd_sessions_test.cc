@@ -1,5 +1,5 @@
-// Sessions, GetProblem and CompareRuns over gRPC against a real kbd (no GPU
-// needed: the turns are compile_kernel calls).
+// Sessions, GetProblem and CompareRuns over gRPC against a kbd run
+// in-process (no GPU needed: the turns are compile_kernel calls).
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -7,6 +7,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "kbench/v1/kbench.grpc.pb.h"
+#include "server/kbd.h"
 #include "testing/process.h"
 
 namespace kbench {
@@ -17,9 +18,13 @@ using ::testing::HasSubstr;
 class SessionsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto kbd = testing::KbdProcess::Start({});
-    ASSERT_TRUE(kbd.ok()) << kbd.status();
-    kbd_ = std::move(*kbd);
+    Kbd::Options o;
+    o.listen = "127.0.0.1:0";
+    o.http_listen = "off";
+    o.data_dir = dir_.path();
+    o.compile_threads = 2;
+    kbd_ = std::make_unique<Kbd>(o);
+    ASSERT_TRUE(kbd_->Start().ok());
     stub_ = v1::Kbench::NewStub(grpc::CreateChannel(
         kbd_->address(), grpc::InsecureChannelCredentials()));
   }
@@ -47,7 +52,8 @@ class SessionsTest : public ::testing::Test {
     return resp;
   }
 
-  std::unique_ptr<testing::KbdProcess> kbd_;
+  testing::TempDir dir_;
+  std::unique_ptr<Kbd> kbd_;
   std::unique_ptr<v1::Kbench::Stub> stub_;
 };
 
@@ -101,7 +107,8 @@ TEST_F(SessionsTest, AWholeSessionOverGrpc) {
   EXPECT_EQ(compared.a().verdict(), v1::VERDICT_PASSED);
   EXPECT_EQ(compared.lines_added(), 1);
 
-  // Comparing with a turn that ran no kernel is refused with the reason.
+  // Comparing with a turn that ran no kernel is refused with the reason,
+  // and the refusal is a turn too (5, after the comparison's 4).
   cmp.set_turn_a(1);
   {
     grpc::ClientContext ctx;
@@ -109,6 +116,11 @@ TEST_F(SessionsTest, AWholeSessionOverGrpc) {
     EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
     EXPECT_THAT(s.error_message(), HasSubstr("get_problem"));
   }
+  const v1::GetSessionResponse after = GetSession(sid, 5);
+  ASSERT_EQ(after.turns_size(), 5);
+  EXPECT_EQ(after.turns(4).tool(), "compare_runs");
+  EXPECT_EQ(after.turns(4).verdict(), v1::VERDICT_REJECTED);
+  EXPECT_EQ(after.session().last_tool(), "compare_runs");
 
   v1::ListSessionsResponse listed;
   {

@@ -1,0 +1,310 @@
+// JobService, kbd's core, in-process: a real Store in a temp directory, the
+// source tree's problems, NVRTC in this process (no sandbox), the job
+// table, sessions, finisher and scheduler as kbd wires them, and a worker
+// played by the test through the Scheduler. Covers a compile job end to
+// end, refusals recorded as turns, a GPU job leased and completed, cancel,
+// and recovery after a restart.
+#include "server/core/job_service.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "compiler/nvrtc_compiler.h"
+#include "server/core/job_finisher.h"
+#include "server/core/sessions.h"
+#include "testing/eventually.h"
+#include "testing/process.h"
+
+namespace kbench {
+namespace {
+
+using ::testing::HasSubstr;
+
+using testing::Eventually;
+
+v1::WorkerInfo Worker() {
+  v1::WorkerInfo info;
+  info.set_worker_id("host:gpu0");
+  info.set_hostname("host");
+  info.mutable_spec()->set_name("Test GPU");
+  info.mutable_spec()->set_arch("sm_90");
+  info.mutable_spec()->set_sm_count(132);
+  info.mutable_spec()->set_max_threads_per_block(1024);
+  info.mutable_spec()->set_smem_per_block_bytes(48 * 1024);
+  info.mutable_spec()->set_smem_per_block_optin_bytes(227 * 1024);
+  return info;
+}
+
+// What an honest worker reports for `job`: every trial of every shape
+// passed.
+v1::JobResult PassedFor(const v1::RunnerJob& job) {
+  v1::JobResult r;
+  r.set_verdict(v1::VERDICT_PASSED);
+  r.mutable_gpu()->set_name("Test GPU");
+  r.mutable_gpu()->set_arch("sm_90");
+  v1::CorrectnessReport* c = r.mutable_correctness();
+  c->set_passed(true);
+  int trials = 0;
+  for (const v1::ShapeSet& set : job.check_sets()) {
+    for (const v1::Shape& shape : set.shapes()) {
+      for (int i = 0; i < job.trials(); ++i) {
+        v1::TrialResult* t = c->add_trials();
+        t->set_shape_set(set.name());
+        t->set_shape(shape.name());
+        t->set_passed(true);
+        ++trials;
+      }
+    }
+  }
+  c->set_trials_run(trials);
+  c->set_trials_passed(trials);
+  return r;
+}
+
+class JobServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Build(); }
+
+  // Builds the core as server/kbd.cc does, on the store in dir_.
+  void Build(absl::Duration worker_grace = absl::ZeroDuration()) {
+    auto store = Store::Open({dir_.path() + "/kbench.db"});
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+    auto problems = ProblemRegistry::LoadDir(std::string(KBENCH_SOURCE_DIR) +
+                                             "/kernels/problems");
+    ASSERT_TRUE(problems.ok()) << problems.status();
+    problems_ = *std::move(problems);
+    CompileService::Options co;
+    co.threads = 2;
+    compile_ = std::make_unique<CompileService>(co, &compiler_, store_.get());
+    workers_ = std::make_unique<WorkerRegistry>(WorkerRegistry::Options{});
+    jobs_ = std::make_unique<JobTable>(JobTable::Options{}, store_.get());
+    sessions_ = std::make_unique<Sessions>(Sessions::Options{}, store_.get());
+    finisher_ = std::make_unique<JobFinisher>(
+        JobFinisher::Options{}, problems_.get(), jobs_.get(), sessions_.get());
+    scheduler_ = std::make_unique<Scheduler>(
+        Scheduler::Options{}, jobs_.get(), workers_.get(),
+        [this](const std::string& id, v1::JobResult r) {
+          finisher_->Finish(id, std::move(r));
+        });
+    JobService::Options jo;
+    jo.worker_grace = worker_grace;
+    JobService::Deps deps;
+    deps.store = store_.get();
+    deps.problems = problems_.get();
+    deps.compiler = compile_.get();
+    deps.workers = workers_.get();
+    deps.jobs = jobs_.get();
+    deps.sessions = sessions_.get();
+    deps.scheduler = scheduler_.get();
+    deps.finisher = finisher_.get();
+    service_ = std::make_unique<JobService>(jo, deps);
+  }
+
+  void TearDown() override { Destroy(); }
+  void Destroy() {
+    if (compile_) compile_->Shutdown();
+    service_.reset();
+    scheduler_.reset();
+    finisher_.reset();
+    sessions_.reset();
+    jobs_.reset();
+    workers_.reset();
+    compile_.reset();
+    problems_.reset();
+    store_.reset();
+  }
+
+  v1::KernelRequest Request(const std::string& session = "s") {
+    v1::KernelRequest r;
+    r.set_source(
+        testing::ReadSourceFile("kernels/examples/gather_linear_naive.cu"));
+    r.set_session_id(session);
+    return r;
+  }
+
+  // RunTool, waited for.
+  absl::StatusOr<v1::Job> RunTool(v1::JobKind kind,
+                                  const v1::KernelRequest& request) {
+    auto done = std::make_shared<absl::Notification>();
+    auto out = std::make_shared<absl::StatusOr<v1::Job>>();
+    service_->RunTool(kind, request, [done, out](absl::StatusOr<v1::Job> j) {
+      *out = std::move(j);
+      done->Notify();
+    });
+    EXPECT_TRUE(done->WaitForNotificationWithTimeout(absl::Seconds(60)));
+    return *out;
+  }
+
+  v1::Job WaitForStage(const std::string& id, v1::Stage stage) {
+    v1::Job job;
+    EXPECT_TRUE(Eventually(
+        [&] {
+          absl::StatusOr<v1::Job> j = service_->GetJob(id);
+          if (j.ok()) job = *j;
+          return j.ok() && j->stage() == stage;
+        },
+        absl::Seconds(20)))
+        << "job " << id << " is " << v1::Stage_Name(job.stage());
+    return job;
+  }
+
+  testing::TempDir dir_;
+  NvrtcCompiler compiler_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<ProblemRegistry> problems_;
+  std::unique_ptr<CompileService> compile_;
+  std::unique_ptr<WorkerRegistry> workers_;
+  std::unique_ptr<JobTable> jobs_;
+  std::unique_ptr<Sessions> sessions_;
+  std::unique_ptr<JobFinisher> finisher_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<JobService> service_;
+};
+
+TEST_F(JobServiceTest, ACompileJobEndsWithItsTurnWrittenBeforeItIsSeenDone) {
+  // The watcher runs outside the table's lock, so it may read the store:
+  // the turn is there when the job is first seen DONE.
+  auto seen = std::make_shared<std::optional<v1::Session>>();
+  auto done = std::make_shared<absl::Notification>();
+  service_->RunTool(v1::JOB_KIND_COMPILE, Request(),
+                    [this, seen, done](absl::StatusOr<v1::Job> job) {
+                      ASSERT_TRUE(job.ok()) << job.status();
+                      EXPECT_EQ(job->stage(), v1::STAGE_DONE);
+                      absl::StatusOr<v1::Session> s = store_->GetSession("s");
+                      if (s.ok()) *seen = *s;
+                      done->Notify();
+                    });
+  ASSERT_TRUE(done->WaitForNotificationWithTimeout(absl::Seconds(60)));
+  ASSERT_TRUE(seen->has_value());
+  EXPECT_EQ((*seen)->turns(), 1);
+  EXPECT_EQ((*seen)->last_tool(), "compile_kernel");
+  EXPECT_EQ((*seen)->last_verdict(), v1::VERDICT_PASSED);
+  EXPECT_EQ((*seen)->problem(), "gather_linear_fp32");
+  // The stored job is DONE too (same transaction).
+  absl::StatusOr<std::vector<v1::Turn>> turns = store_->ListTurns("s");
+  ASSERT_TRUE(turns.ok());
+  ASSERT_EQ(turns->size(), 1u);
+  EXPECT_EQ(store_->GetJob((*turns)[0].job_id())->stage(), v1::STAGE_DONE);
+}
+
+TEST_F(JobServiceTest, RefusedCallsAreTurnsOfTheirSession) {
+  v1::KernelRequest bad = Request();
+  bad.set_problem("no_such_problem");
+  absl::StatusOr<v1::Job> r = service_->Submit(v1::JOB_KIND_COMPILE, bad);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+  // A GPU tool with no worker connected.
+  absl::StatusOr<v1::Job> gpu =
+      service_->Submit(v1::JOB_KIND_CORRECTNESS, Request());
+  EXPECT_EQ(gpu.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(service_->GetGpuSpecs("s").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  absl::StatusOr<std::vector<v1::Turn>> turns = store_->ListTurns("s");
+  ASSERT_TRUE(turns.ok());
+  ASSERT_EQ(turns->size(), 3u);
+  EXPECT_EQ((*turns)[0].tool(), "compile_kernel");
+  EXPECT_EQ((*turns)[0].verdict(), v1::VERDICT_REJECTED);
+  EXPECT_THAT((*turns)[0].message(), HasSubstr("refused: "));
+  EXPECT_THAT((*turns)[0].message(), HasSubstr("no_such_problem"));
+  EXPECT_TRUE((*turns)[0].job_id().empty());
+  EXPECT_EQ((*turns)[1].tool(), "run_correctness");
+  EXPECT_EQ((*turns)[1].verdict(), v1::VERDICT_ERROR);
+  EXPECT_THAT((*turns)[1].message(), HasSubstr("no GPU worker"));
+  EXPECT_EQ((*turns)[2].tool(), "get_gpu_specs");
+  EXPECT_EQ(store_->GetSession("s")->last_tool(), "get_gpu_specs");
+
+  // A refusal for a bad session id records nothing (there is no session to
+  // record it in), and creates none.
+  EXPECT_EQ(service_->Submit(v1::JOB_KIND_COMPILE, Request("bad\nid"))
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->ListSessions(10)->size(), 1u);
+  // A huge refused source leaves a bounded message.
+  v1::KernelRequest huge = Request();
+  huge.set_source(std::string(300 * 1024, 'x'));
+  EXPECT_EQ(service_->Submit(v1::JOB_KIND_COMPILE, huge).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_LE(store_->ListTurns("s")->back().message().size(), 2100u);
+}
+
+TEST_F(JobServiceTest, AGpuJobIsLeasedCompletedAndFinishedOnce) {
+  workers_->Touch(Worker(), absl::Now());
+  absl::StatusOr<v1::Job> job =
+      service_->Submit(v1::JOB_KIND_CORRECTNESS, Request());
+  ASSERT_TRUE(job.ok()) << job.status();
+  WaitForStage(job->id(), v1::STAGE_WAITING_GPU);
+
+  auto lease = std::make_shared<std::optional<Scheduler::Lease>>();
+  auto leased = std::make_shared<absl::Notification>();
+  ASSERT_TRUE(scheduler_
+                  ->RequestLease(Worker(), absl::Seconds(5),
+                                 [lease, leased](auto l) {
+                                   *lease = std::move(l);
+                                   leased->Notify();
+                                 })
+                  .ok());
+  ASSERT_TRUE(leased->WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(lease->has_value());
+  EXPECT_EQ((*lease)->job.job_id(), job->id());
+  EXPECT_FALSE((*lease)->job.cubin().empty());  // Compiled by kbd.
+  WaitForStage(job->id(), v1::STAGE_RUNNING);
+
+  const absl::Status completed = scheduler_->Complete(
+      "host:gpu0", (*lease)->lease_id, PassedFor((*lease)->job));
+  ASSERT_TRUE(completed.ok()) << completed;
+  const v1::Job done = WaitForStage(job->id(), v1::STAGE_DONE);
+  EXPECT_EQ(done.result().verdict(), v1::VERDICT_PASSED)
+      << done.result().message();
+  EXPECT_EQ(done.worker_id(), "host:gpu0");  // The lease's worker.
+  // Cancelling a finished job changes nothing.
+  absl::StatusOr<v1::Job> again = service_->Cancel(job->id());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->result().verdict(), v1::VERDICT_PASSED);
+  absl::StatusOr<v1::Session> s = store_->GetSession("s");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->turns(), 1);
+  EXPECT_EQ(s->last_tool(), "run_correctness");
+}
+
+TEST_F(JobServiceTest, CancelEndsAQueuedJob) {
+  workers_->Touch(Worker(), absl::Now());
+  absl::StatusOr<v1::Job> job =
+      service_->Submit(v1::JOB_KIND_CORRECTNESS, Request());
+  ASSERT_TRUE(job.ok()) << job.status();
+  WaitForStage(job->id(), v1::STAGE_WAITING_GPU);
+  EXPECT_EQ(scheduler_->QueueDepth(), 1);
+  absl::StatusOr<v1::Job> cancelled = service_->Cancel(job->id());
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status();
+  EXPECT_EQ(cancelled->stage(), v1::STAGE_DONE);
+  EXPECT_EQ(cancelled->result().verdict(), v1::VERDICT_CANCELLED);
+  EXPECT_EQ(scheduler_->QueueDepth(), 0);
+  EXPECT_EQ(store_->GetSession("s")->last_verdict(), v1::VERDICT_CANCELLED);
+  EXPECT_EQ(service_->Cancel("j-000000000000").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_F(JobServiceTest, UnfinishedJobsRunAgainAfterARestart) {
+  workers_->Touch(Worker(), absl::Now());
+  absl::StatusOr<v1::Job> job =
+      service_->Submit(v1::JOB_KIND_CORRECTNESS, Request());
+  ASSERT_TRUE(job.ok()) << job.status();
+  WaitForStage(job->id(), v1::STAGE_WAITING_GPU);
+  // kbd stops with the job queued, and starts again on the same store.
+  Destroy();
+  Build(/*worker_grace=*/absl::Seconds(30));
+  service_->Recover();
+  const v1::Job again = WaitForStage(job->id(), v1::STAGE_WAITING_GPU);
+  EXPECT_EQ(again.session_id(), "s");
+  EXPECT_EQ(scheduler_->QueueDepth(), 1);
+}
+
+}  // namespace
+}  // namespace kbench
