@@ -1,8 +1,17 @@
 # kbench: `make demo` and `make test` are the two entry points (README).
-BUILD_DIR ?= build
+# PRESET=dev|asan|tsan|ci builds with that CMake preset (CMakePresets.json)
+# in build/PRESET instead, e.g. `make check PRESET=dev`.
+PRESET ?=
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 CTEST_ARGS ?=
+ifeq ($(PRESET),)
+BUILD_DIR ?= build
+CONFIGURE = cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+else
+BUILD_DIR := build/$(PRESET)
+CONFIGURE = cmake --preset $(PRESET)
+endif
 
 .PHONY: all deps configure build test check demo demo-build bundle format format-check tidy clean
 
@@ -13,7 +22,7 @@ deps:
 	@scripts/deps.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+	@$(CONFIGURE) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)

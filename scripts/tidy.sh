@@ -6,6 +6,14 @@ set -euo pipefail
 build=${1:-build}
 base=${TIDY_BASE:-HEAD~1}
 cd "$(dirname "$0")/.."
+if ! git rev-parse -q --verify "$base^{commit}" >/dev/null; then
+  echo "tidy: no commit $base here (a shallow clone?); nothing to compare" >&2
+  exit 0
+fi
+if [ ! -f "$build/compile_commands.json" ]; then
+  echo "tidy: $build/compile_commands.json is missing; configure first" >&2
+  exit 2
+fi
 mapfile -t files < <(git diff --name-only -M --diff-filter=AM "$base" -- '*.cc' |
   grep -v '^tests/fuzz/' || true)
 if [ ${#files[@]} -eq 0 ]; then

@@ -57,8 +57,10 @@ void JobFinisher::AnalyzeProfileResult(const v1::Job& job,
   int looked = 0;
   // The newest earlier profile of the same problem and shape.
   for (auto it = turns->rbegin(); it != turns->rend(); ++it) {
-    if (it->tool() != tool || it->job_id().empty() || it->job_id() == job.id())
+    if (it->tool() != tool || it->job_id().empty() ||
+        it->job_id() == job.id()) {
       continue;
+    }
     if (++looked > options_.max_profiles_to_look_back) break;
     absl::StatusOr<v1::Job> previous = jobs_->Get(it->job_id());
     if (!previous.ok()) {

@@ -143,8 +143,9 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
       workers_->StrictestSpec(p.arch, absl::Now()).value_or(DefaultGpuSpec());
   int budget = p.problem->time_budget_ms();
   for (const v1::ShapeSet& set : p.check_sets) {
-    if (set.time_budget_ms() > 0)
+    if (set.time_budget_ms() > 0) {
       budget = std::max(budget, set.time_budget_ms());
+    }
     for (const v1::Shape& shape : set.shapes()) {
       absl::Status s = [&]() -> absl::Status {
         ASSIGN_OR_RETURN(DimValues dims, ShapeDims(*p.problem, shape));

@@ -145,7 +145,9 @@ absl::StatusOr<int64_t> JobTable::Watch(const std::string& id,
     if (it != jobs_.end() && it->second.job.stage() != v1::STAGE_DONE) {
       Entry& e = it->second;
       token = next_token_++;
-      e.channel->watchers[token] = std::move(watcher);
+      // Swapped, not moved: the finished-job path below still calls it
+      // when the job is not live.
+      e.channel->watchers[token].swap(watcher);
       e.channel->since[token] = e.version;
       // Through the channel, so that it comes before any later change.
       e.channel->pending.push_back({e.job, e.version, token});

@@ -459,6 +459,7 @@ TEST_F(JobTableTest, ConcurrentChangesReachEachWatcherInOrder) {
   }
   constexpr int kPerThread = 300;
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < kPerThread; ++i) {

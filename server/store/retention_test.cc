@@ -222,8 +222,9 @@ TEST_F(RetentionTest, SizeLimitDeletesOldestFirstAcrossTables) {
   }
   ASSERT_GT(first_job, 0);
   ASSERT_GT(first_key, 0);
-  for (int i = first_job; i < 120; ++i)
+  for (int i = first_job; i < 120; ++i) {
     EXPECT_TRUE(HasJob(absl::StrCat("j", i)));
+  }
   // Interleaved in time: the two cut points lie within a batch.
   EXPECT_LE(std::abs(first_job - first_key), policy.batch_rows + 1);
   // A pruned job's source went with it.

@@ -263,6 +263,7 @@ TEST_F(StoreTest, ListJobsPagesNewestFirstWithoutDuplicates) {
   EXPECT_NE(tokens[0], tokens[1]);
   EXPECT_TRUE(tokens[2].empty());
   std::vector<std::string> expected;
+  expected.reserve(all.size());
   for (const auto& entry : all) expected.push_back(entry.second);
   EXPECT_EQ(seen, expected);
   EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), 45u);

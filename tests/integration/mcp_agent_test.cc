@@ -87,7 +87,7 @@ class McpAgentTest : public ::testing::Test {
   json Call(const std::string& tool, const json& args, bool expect_error) {
     const json reply = Rpc("tools/call", {{"name", tool}, {"arguments", args}});
     EXPECT_TRUE(reply.contains("result")) << tool << ": " << reply.dump();
-    const json result = reply.value("result", json::object());
+    json result = reply.value("result", json::object());
     EXPECT_EQ(result.value("isError", json()), expect_error)
         << tool << ": " << Text(result);
     EXPECT_EQ(result.value("content", json()).size(), 1u) << reply.dump();
