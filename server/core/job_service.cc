@@ -10,16 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "analysis/profile_analysis.h"
 #include "base/error_proto.h"
 #include "base/status_macros.h"
 #include "base/untrusted_input.h"
-#include "contract/hidden_redact.h"
 #include "contract/launch_plan.h"
 #include "contract/names.h"
 #include "contract/problem_util.h"
 #include "server/core/job_service_internal.h"
-#include "server/core/kbd_metrics.h"
 #include "spdlog/spdlog.h"
 
 namespace kbench {

@@ -128,8 +128,8 @@ TEST_F(CounterProfilerTest, FlushedPassesStartCleanAndCold) {
 // starts with an L2 full of dirty lines (after its flush), so its DRAM
 // writes are high, as in the control of the test above. The main metrics
 // here are the re-read ones: after another configuration (the runner's
-// presets), the re-read's pass never completes on the H200 (run r44), and
-// the first read is kept.
+// presets), the re-read's pass never completes on the H200, and the first
+// read is kept (docs/profiling.md).
 TEST_F(CounterProfilerTest, RereadsKeepTheLeastRead) {
   const std::vector<std::string> dram = {"dram__bytes_read.sum",
                                          "dram__bytes_write.sum"};
@@ -204,10 +204,10 @@ TEST_F(CounterProfilerTest, MoreKernelsThanExpectedAreStillRead) {
   }
 }
 
-// Seen on the H200 (r25): after the runner's line-loads child, a process
-// that ran SASS metrics, exited, the next profile showed 256 KiB of DRAM
-// writes that one ncu run did not (in r36 ncu itself showed those 256 KiB
-// in one of two runs of the same launch). Here such a process
+// After the runner's line-loads child, a process that ran SASS metrics,
+// exited, a profile once showed 256 KiB of DRAM writes that ncu did not
+// always show (ncu itself shows them in some runs of the same launch; the
+// runs are in docs/lab/). Here such a process
 // (sass_line_counters_test, beside this binary) runs between profiles of
 // the read-only kernel, which must show no DRAM writes before, after, or
 // while it stays alive.

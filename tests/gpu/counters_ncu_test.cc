@@ -229,8 +229,8 @@ class CountersNcuTest : public ::testing::Test {
           // of two ncu runs: DRAM counters count all traffic, also from
           // outside the launch, and ncu's vary between runs of the same
           // launch (40,704 to 41,216 B read at the default shape; 0, 65,536
-          // or 262,144 B written), as ours do (57,344 B written in one
-          // medium profile, 0 in four others, on 2026-11-30).
+          // or 262,144 B written), as ours do (one medium profile in five
+          // wrote 57,344 B).
           const double traffic = Get(ncu, "dram__bytes_read.sum") +
                                  Get(ncu, "dram__bytes_write.sum");
           const double tol = std::max(0.01 * traffic, 1024.0);
@@ -247,11 +247,11 @@ class CountersNcuTest : public ::testing::Test {
         }
         case Kind::kTime:
           // One launch's duration: ncu's own run-to-run spread at the
-          // default shape (14 us) is 5% (13,344 to 14,016 ns over six runs
-          // on 2026-11-30), and ours read 1-9% above ncu's there (cause not
-          // found); at the medium shape (1.1 ms) both agree within 0.3%.
-          // Issue 4's bench/timing_truth holds the 5% rule for the times
-          // the service reports.
+          // default shape (14 us) is 5% (13,344 to 14,016 ns over six
+          // runs), and ours read 1-9% above ncu's there (cause not found);
+          // at the medium shape (1.1 ms) both agree within 0.3%.
+          // bench/timing_truth holds the 5% rule for the times the service
+          // reports.
           ok = std::fabs(x - y) <= 0.10 * std::fabs(y);
           rule = "within 10%";
           break;
