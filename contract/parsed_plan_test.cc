@@ -1,14 +1,19 @@
 // ParsedPlan against the wrappers it replaced in the runner: the same
 // validation errors as ValidateLaunchPlan and the same resolved plans and
-// errors as ResolveLaunchPlan, at every shape of the shipped problems.
+// errors as ResolveLaunchPlan, at every shape of the shipped problems;
+// JobPlan, the runner's check of the plan it receives; and the job
+// defaults.
 #include "contract/parsed_plan.h"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "contract/job_defaults.h"
 #include "contract/launch_plan.h"
 #include "contract/problem_util.h"
+#include "contract/runner_job.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -138,6 +143,88 @@ TEST(ParsedPlanTest, KeepsItsOwnCopyOfThePlan) {
   plan.mutable_launches(0)->set_entry("changed");
   EXPECT_EQ(parsed->plan().launches(0).entry(), "k");
   EXPECT_EQ(&parsed->problem(), &fp32);
+}
+
+// ---- JobPlan: the runner's check of the plan kbd sent.
+
+v1::RunnerJob JobWith(const std::string& source) {
+  v1::RunnerJob job;
+  job.set_job_id("j-1");
+  *job.mutable_problem() = LoadProblem("gather_linear_fp32");
+  job.set_source(source);
+  *job.mutable_plan() = MustParse(source);
+  return job;
+}
+
+TEST(JobPlanTest, TakesTheJobsPlan) {
+  const v1::RunnerJob job =
+      JobWith(ReadSource("kernels/examples/gather_linear_two_stage.cu"));
+  absl::StatusOr<ParsedPlan> parsed = JobPlan(job);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->plan().launches_size(), 2);
+  EXPECT_EQ(&parsed->problem(), &job.problem());
+}
+
+TEST(JobPlanTest, NoPlanIsRefusedAsKbdsFaultNotTheKernels) {
+  v1::RunnerJob job = JobWith("// @kb launch k grid(B) block(32)\n");
+  job.clear_plan();
+  absl::StatusOr<ParsedPlan> parsed = JobPlan(job);
+  ASSERT_FALSE(parsed.ok());
+  // Not InvalidArgument: the runner reports FailedPrecondition as `error`.
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(parsed.status().message()),
+              HasSubstr("job j-1 carries no launch plan"));
+  // The source's `// @kb` lines are not read instead.
+  job.mutable_plan()->set_problem("gather_linear_fp32");
+  EXPECT_EQ(JobPlan(job).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(JobPlanTest, AnOversizedPlanIsRefused) {
+  v1::RunnerJob job = JobWith("// @kb launch k grid(B) block(32)\n");
+  v1::LaunchSpec* l = job.mutable_plan()->mutable_launches(0);
+  l->add_args(std::string(kMaxPlanBytes, 'a'));
+  absl::StatusOr<ParsedPlan> parsed = JobPlan(job);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(parsed.status().message()),
+              HasSubstr("the runner takes at most 262144"));
+}
+
+TEST(JobPlanTest, APlanThatDoesNotFitTheProblemIsInvalid) {
+  v1::RunnerJob job = JobWith("// @kb launch k grid(B) block(32)\n");
+  job.mutable_plan()->mutable_launches(0)->set_block(0, "T");
+  absl::StatusOr<ParsedPlan> parsed = JobPlan(job);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(parsed.status().message()),
+              HasSubstr("line 1: block x 'T' uses 'T', which is not a dim"));
+  job = JobWith("// @kb launch k grid(B) block(32)\n");
+  job.mutable_plan()->mutable_launches(0)->clear_grid();
+  EXPECT_THAT(std::string(JobPlan(job).status().message()),
+              HasSubstr("grid() takes 1 to 3 expressions, got 0"));
+}
+
+// ---- The job defaults.
+
+TEST(JobDefaultsTest, StoppingCriterionDefaultsFillUnsetFields) {
+  const v1::StoppingCriterion d = DefaultStoppingCriterion();
+  EXPECT_EQ(d.max_rel_stderr(), 0.005);
+  EXPECT_EQ(d.min_samples(), 20);
+  EXPECT_EQ(d.max_time_ms(), 1000);
+  v1::StoppingCriterion c = WithStoppingDefaults(v1::StoppingCriterion());
+  EXPECT_EQ(c.SerializeAsString(), d.SerializeAsString());
+  v1::StoppingCriterion set;
+  set.set_max_rel_stderr(0.01);
+  set.set_min_samples(-3);
+  set.set_max_time_ms(250);
+  c = WithStoppingDefaults(set);
+  EXPECT_EQ(c.max_rel_stderr(), 0.01);
+  EXPECT_EQ(c.min_samples(), 20);
+  EXPECT_EQ(c.max_time_ms(), 250);
+  set.set_max_rel_stderr(std::nan(""));
+  EXPECT_EQ(WithStoppingDefaults(set).max_rel_stderr(), 0.005);
+  EXPECT_STREQ(kDefaultKernelFileName, "kernel.cu");
 }
 
 }  // namespace
