@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/agent_report.h"
 #include "base/error_proto.h"
+#include "contract/job_defaults.h"
 #include "google/protobuf/util/json_util.h"
 #include "report/report_text.h"
 
@@ -358,7 +359,7 @@ absl::StatusOr<AgentToolResult> CallAgentTool(AgentToolBackend& backend,
   if (name == "sanitize_kernel") kind = v1::JOB_KIND_SANITIZE;
   v1::KernelRequest request;
   request.set_source(GetStr(args, "kernel_code"));
-  request.set_filename("kernel.cu");
+  request.set_filename(kDefaultKernelFileName);
   request.set_problem(GetStr(args, "problem"));
   request.set_shape_set(GetStr(args, "shape_set"));
   request.set_arch(GetStr(args, "arch"));

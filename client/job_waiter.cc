@@ -13,8 +13,6 @@ namespace {
 constexpr absl::Duration kPollInterval = absl::Milliseconds(200);
 // Longest single GetJob while polling; it waits for the server to be back.
 constexpr absl::Duration kPollCallTimeout = absl::Seconds(5);
-// The final GetJob, which may wait for a restarting server.
-constexpr absl::Duration kFinalFetchTimeout = absl::Seconds(30);
 
 absl::Status StillRunning(const std::string& job_id, const v1::Job* last,
                           absl::Duration timeout) {
@@ -102,17 +100,9 @@ absl::StatusOr<v1::Job> WaitForJob(KbenchClient& client,
       // restarting; keep polling until the deadline.
     }
   }
-  // The stream's updates may lack large fields; fetch the full result.
-  KbenchCallOptions options;
-  options.wait_for_ready = true;
-  options.timeout = kFinalFetchTimeout;
-  absl::StatusOr<v1::GetJobResponse> final_job = client.GetJob(get, options);
-  if (final_job.ok()) return final_job->job();
-  if (progress != nullptr) {
-    progress->Note(absl::StrCat(
-        "kbctl: could not fetch the full result of job ", job_id, " (",
-        final_job.status().message(), "); showing the last update"));
-  }
+  // The DONE message of the stream is the whole job as GetJob returns it
+  // (kbd's job table hands its watchers the job it stores, result and
+  // all), and polling ends on GetJob's own answer: no second fetch.
   return last;
 }
 

@@ -439,8 +439,24 @@ TEST_F(KbctlServerTest, BrokenWatchFallsBackToPolling) {
   EXPECT_THAT(r.out, StartsWith("VERDICT: passed"));
   EXPECT_THAT(r.err, HasSubstr("watch stream of job job-1 broke "
                                "(UNAVAILABLE: server restarting); polling"));
-  // Three "running" answers, the done one, then the final fetch.
-  EXPECT_EQ(service_.get_calls(), 5);
+  // Three "running" answers, then the done one, which is the answer.
+  EXPECT_EQ(service_.get_calls(), 4);
+}
+
+TEST_F(KbctlServerTest, TheWatchStreamsDoneMessageIsTheAnswer) {
+  service_.SetVerdict(v1::VERDICT_FAILED);
+  const Result r = Kbctl({"--server", address_, "submit", kernel_path_});
+  EXPECT_EQ(r.code, 1) << r.err;
+  // The verdict travels only in the DONE message (the earlier updates
+  // carry no result), and the job is not fetched again.
+  EXPECT_THAT(r.out, StartsWith("VERDICT: failed (job job-1, submit"));
+  EXPECT_EQ(service_.get_calls(), 0);
+  const Result watch =
+      Kbctl({"--server", address_, "--json", "watch", "job-1"});
+  EXPECT_EQ(watch.code, 1) << watch.err;
+  EXPECT_EQ(nlohmann::json::parse(watch.out)["result"]["verdict"],
+            "VERDICT_FAILED");
+  EXPECT_EQ(service_.get_calls(), 0);
 }
 
 TEST_F(KbctlServerTest, WaitTimeoutSaysHowToFollowTheJob) {

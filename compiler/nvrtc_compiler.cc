@@ -21,6 +21,7 @@
 #include "base/status_macros.h"
 #include "base/untrusted_input.h"
 #include "compiler/nvrtc_log.h"
+#include "contract/job_defaults.h"
 #include "spdlog/spdlog.h"
 
 namespace kbench {
@@ -29,8 +30,6 @@ namespace {
 // ptxas rejects more static shared memory than this per block, on every
 // architecture, without writing a message to the NVRTC log.
 constexpr int64_t kMaxStaticSmemBytes = 48 * 1024;
-
-constexpr char kDefaultFilename[] = "kernel.cu";
 
 // The include directories CMake found for the toolkit (a ';'-separated
 // list), else the usual install location.
@@ -307,7 +306,7 @@ absl::StatusOr<CompileOutput> NvrtcCompiler::Compile(
                      "; the source must be plain text"));
   }
   RETURN_IF_ERROR(ValidateFileName(filename));
-  const std::string name(filename.empty() ? kDefaultFilename : filename);
+  const std::string name(filename.empty() ? kDefaultKernelFileName : filename);
   RETURN_IF_ERROR(policy_.CheckSource(source, name));
   const std::vector<std::string> options = OptionsFor(arch);
   RETURN_IF_ERROR(SourcePolicy::CheckOptions(options));

@@ -3,7 +3,6 @@
 #include <map>
 #include <set>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -13,7 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "contract/launch_plan_internal.h"
-#include "contract/problem_util.h"
+#include "contract/parsed_plan.h"
 
 namespace kbench {
 namespace internal {
@@ -24,136 +23,12 @@ absl::Status LineError(int line, absl::string_view what) {
 
 }  // namespace internal
 
-namespace {
-
-using internal::kExampleLaunch;
+using internal::kAxes;
 using internal::LineError;
-
-constexpr char kAxes[] = "xyz";
-
-absl::Status CheckExprNames(int line, absl::string_view what,
-                            absl::string_view text,
-                            const v1::Problem& problem) {
-  if (text.empty()) return LineError(line, absl::StrCat(what, " is empty"));
-  absl::StatusOr<Expr> expr = Expr::Parse(text);
-  if (!expr.ok()) {
-    return LineError(line, absl::StrCat(what, ": ", expr.status().message()));
-  }
-  for (const std::string& name : expr->Names()) {
-    if (!IsDim(problem, name)) {
-      std::vector<std::string> dims;
-      for (const v1::DimSpec& d : problem.dims()) dims.push_back(d.name());
-      return LineError(line,
-                       absl::StrCat(what, " '", text, "' uses '", name,
-                                    "', which is not a dim of ", problem.name(),
-                                    "; expressions may use only the dims ",
-                                    absl::StrJoin(dims, ", ")));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// Evaluates `text` for ResolveLaunchPlan, naming the line and the dims.
-absl::StatusOr<int64_t> EvalAt(int line, absl::string_view what,
-                               absl::string_view text,
-                               const v1::Problem& problem,
-                               const DimValues& dims) {
-  absl::StatusOr<int64_t> value = EvalExpr(text, dims);
-  if (!value.ok()) {
-    return LineError(line, absl::StrCat(what, " at ", FormatDims(problem, dims),
-                                        ": ", value.status().message()));
-  }
-  return *value;
-}
-
-}  // namespace
 
 absl::Status ValidateLaunchPlan(const v1::LaunchPlan& plan,
                                 const v1::Problem& problem) {
-  if (!plan.problem().empty() && plan.problem() != problem.name()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the source declares `// @kb problem ", plan.problem(),
-        "` but is being run as problem ", problem.name(),
-        "; fix the @kb problem line or request the problem it names"));
-  }
-  if (plan.launches().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the plan has no launches; add a line such as `", kExampleLaunch, "`"));
-  }
-  std::map<std::string, int> workspace_lines;
-  for (const v1::WorkspaceSpec& ws : plan.workspaces()) {
-    if (!IsIdentifier(ws.name())) {
-      return LineError(ws.line(), absl::StrCat("workspace name '", ws.name(),
-                                               "' is not an identifier"));
-    }
-    if (FindTensor(problem, ws.name()) != nullptr ||
-        IsDim(problem, ws.name())) {
-      return LineError(
-          ws.line(),
-          absl::StrCat("workspace '", ws.name(), "' has the name of a ",
-                       IsDim(problem, ws.name()) ? "dim" : "tensor", " of ",
-                       problem.name(), "; choose another name"));
-    }
-    auto [it, inserted] = workspace_lines.emplace(ws.name(), ws.line());
-    if (!inserted) {
-      return LineError(ws.line(), absl::StrCat("workspace '", ws.name(),
-                                               "' is already declared on line ",
-                                               it->second));
-    }
-    RETURN_IF_ERROR(CheckExprNames(
-        ws.line(), absl::StrCat("workspace ", ws.name(), " bytes()"),
-        ws.bytes(), problem));
-  }
-  for (const v1::LaunchSpec& launch : plan.launches()) {
-    const int line = launch.line();
-    if (!IsIdentifier(launch.entry())) {
-      return LineError(line, absl::StrCat("kernel name '", launch.entry(),
-                                          "' is not a C identifier"));
-    }
-    if (launch.grid().empty() || launch.grid_size() > 3) {
-      return LineError(line, absl::StrCat("grid() takes 1 to 3 expressions, "
-                                          "got ",
-                                          launch.grid_size()));
-    }
-    if (launch.block().empty() || launch.block_size() > 3) {
-      return LineError(line, absl::StrCat("block() takes 1 to 3 expressions, "
-                                          "got ",
-                                          launch.block_size()));
-    }
-    for (int i = 0; i < launch.grid_size(); ++i) {
-      RETURN_IF_ERROR(
-          CheckExprNames(line, absl::StrCat("grid ", std::string(1, kAxes[i])),
-                         launch.grid(i), problem));
-    }
-    for (int i = 0; i < launch.block_size(); ++i) {
-      RETURN_IF_ERROR(
-          CheckExprNames(line, absl::StrCat("block ", std::string(1, kAxes[i])),
-                         launch.block(i), problem));
-    }
-    if (!launch.smem().empty()) {
-      RETURN_IF_ERROR(CheckExprNames(line, "smem()", launch.smem(), problem));
-    }
-    for (const std::string& arg : launch.args()) {
-      bool is_tensor = false;
-      for (const std::string& name : problem.signature()) {
-        is_tensor |= name == arg && FindTensor(problem, name) != nullptr;
-      }
-      if (!is_tensor && !IsDim(problem, arg) &&
-          workspace_lines.count(arg) == 0) {
-        std::vector<std::string> known(problem.signature().begin(),
-                                       problem.signature().end());
-        for (const v1::WorkspaceSpec& ws : plan.workspaces()) {
-          known.push_back(ws.name());
-        }
-        return LineError(
-            line, absl::StrCat("args() names '", arg,
-                               "', which is not a tensor, dim or workspace; "
-                               "known names: ",
-                               absl::StrJoin(known, ", ")));
-      }
-    }
-  }
-  return absl::OkStatus();
+  return ParsedPlan::Create(plan, problem).status();
 }
 
 absl::Status CheckEntryPoints(const v1::LaunchPlan& plan,
@@ -191,70 +66,8 @@ absl::Status CheckEntryPoints(const v1::LaunchPlan& plan,
 absl::StatusOr<ConcretePlan> ResolveLaunchPlan(const v1::LaunchPlan& plan,
                                                const v1::Problem& problem,
                                                const DimValues& dims) {
-  RETURN_IF_ERROR(ValidateLaunchPlan(plan, problem));
-  ConcretePlan out;
-  for (const v1::WorkspaceSpec& ws : plan.workspaces()) {
-    ConcreteWorkspace cw;
-    cw.name = ws.name();
-    ASSIGN_OR_RETURN(cw.bytes, EvalAt(ws.line(),
-                                      absl::StrCat("workspace ", ws.name(),
-                                                   " bytes(", ws.bytes(), ")"),
-                                      ws.bytes(), problem, dims));
-    if (cw.bytes < 0) {
-      return LineError(
-          ws.line(),
-          absl::StrCat("workspace ", ws.name(), " bytes(", ws.bytes(), ") is ",
-                       cw.bytes, " at ", FormatDims(problem, dims),
-                       "; the size must be >= 0"));
-    }
-    out.workspaces.push_back(std::move(cw));
-  }
-  for (const v1::LaunchSpec& launch : plan.launches()) {
-    ConcreteLaunch cl;
-    cl.entry = launch.entry();
-    cl.line = launch.line();
-    for (const auto& [exprs, values, what] :
-         {std::make_tuple(&launch.grid(), &cl.grid, "grid"),
-          std::make_tuple(&launch.block(), &cl.block, "block")}) {
-      for (int i = 0; i < exprs->size(); ++i) {
-        const std::string& text = exprs->Get(i);
-        const std::string label =
-            absl::StrCat(what, " ", std::string(1, kAxes[i]), " = ", text);
-        ASSIGN_OR_RETURN((*values)[i],
-                         EvalAt(cl.line, label, text, problem, dims));
-        if ((*values)[i] < 1) {
-          return LineError(
-              cl.line,
-              absl::StrCat(label, " is ", (*values)[i], " at ",
-                           FormatDims(problem, dims), " (launch ", cl.entry,
-                           "); grid and block extents must be >= 1"));
-        }
-      }
-    }
-    if (!launch.smem().empty()) {
-      ASSIGN_OR_RETURN(
-          cl.smem_bytes,
-          EvalAt(cl.line, absl::StrCat("smem(", launch.smem(), ")"),
-                 launch.smem(), problem, dims));
-      if (cl.smem_bytes < 0) {
-        return LineError(
-            cl.line,
-            absl::StrCat("smem(", launch.smem(), ") is ", cl.smem_bytes, " at ",
-                         FormatDims(problem, dims), " (launch ", cl.entry,
-                         "); it must be >= 0"));
-      }
-    }
-    if (launch.args().empty()) {
-      cl.args.assign(problem.signature().begin(), problem.signature().end());
-      for (const v1::WorkspaceSpec& ws : plan.workspaces()) {
-        cl.args.push_back(ws.name());
-      }
-    } else {
-      cl.args.assign(launch.args().begin(), launch.args().end());
-    }
-    out.launches.push_back(std::move(cl));
-  }
-  return out;
+  ASSIGN_OR_RETURN(const ParsedPlan parsed, ParsedPlan::Create(plan, problem));
+  return parsed.Resolve(dims);
 }
 
 absl::Status CheckDeviceLimits(

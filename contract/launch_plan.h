@@ -39,6 +39,8 @@ absl::StatusOr<v1::LaunchPlan> ParseLaunchPlan(absl::string_view source);
 // Checks that the plan fits the problem: every expression parses and uses
 // only the problem's dims; every args() name is a signature tensor, a dim or
 // a workspace; workspace names are unique and clash with no tensor or dim.
+// ParsedPlan::Create (contract/parsed_plan.h) does the same and keeps the
+// parsed expressions.
 absl::Status ValidateLaunchPlan(const v1::LaunchPlan& plan,
                                 const v1::Problem& problem);
 
@@ -67,8 +69,10 @@ struct ConcretePlan {
   std::vector<ConcreteWorkspace> workspaces;
 };
 
-// Evaluates the plan at `dims`. Errors (InvalidArgument) name the line and
-// the shape: a non-positive grid or block extent, negative smem or bytes.
+// Validates the plan and evaluates it at `dims`. Errors (InvalidArgument)
+// name the line and the shape: a non-positive grid or block extent,
+// negative smem or bytes. To resolve one plan at several shapes, make a
+// ParsedPlan once and call its Resolve.
 absl::StatusOr<ConcretePlan> ResolveLaunchPlan(const v1::LaunchPlan& plan,
                                                const v1::Problem& problem,
                                                const DimValues& dims);

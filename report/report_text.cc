@@ -120,7 +120,7 @@ std::string CompileHeadline(const v1::CompileReport& report) {
 
 std::string FormatCompileReport(const v1::CompileReport& report,
                                 absl::string_view filename) {
-  if (filename.empty()) filename = "kernel.cu";
+  if (filename.empty()) filename = kDefaultKernelFileName;
   std::string out = absl::StrCat(CompileHeadline(report), "\n");
   for (const v1::KernelResources& k : report.kernels()) {
     absl::StrAppend(&out, "  ", KernelResourcesLine(k), "\n");

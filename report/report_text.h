@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "contract/job_defaults.h"
 #include "kbench/v1/kbench.pb.h"
 #include "kbench/v1/problem.pb.h"
 #include "kbench/v1/report.pb.h"
@@ -27,8 +28,9 @@ namespace kbench {
 // or "compile: FAILED (3 errors)"), one resource line per kernel, the launch
 // plan, the diagnostics as "<filename>:<line>: <severity>: <message>" and
 // the trimmed NVRTC log when no diagnostic was parsed.
-std::string FormatCompileReport(const v1::CompileReport& report,
-                                absl::string_view filename = "kernel.cu");
+std::string FormatCompileReport(
+    const v1::CompileReport& report,
+    absl::string_view filename = kDefaultKernelFileName);
 
 // The report of a job for people and agents. A finished job starts with
 // "VERDICT: <verdict>" and its id, kind, problem and shape set; an

@@ -6,12 +6,20 @@
 #include "absl/strings/str_format.h"
 #include "base/digest.h"
 #include "base/status_macros.h"
+#include "contract/job_defaults.h"
 #include "contract/launch_plan.h"
+#include "contract/parsed_plan.h"
 #include "contract/problem_util.h"
+#include "contract/runner_job.h"
 #include "runner/device/candidate_module.h"
 #include "runner/device/cuda_status.h"
+#include "runner/device/l2_flusher.h"
+#include "runner/device/stream_blocker.h"
+#include "runner/device/tensor_set.h"
+#include "runner/profile/plan_profiler.h"
 #include "runner/reference/reference_op.h"
 #include "runner/repro_manifest.h"
+#include "runner/timing/plan_timer.h"
 #include "spdlog/spdlog.h"
 
 namespace kbench {
@@ -43,26 +51,41 @@ void FillManifest(const v1::RunnerJob& job, const v1::GpuSpec& spec,
       (*m->mutable_shape_set_digests())[t->name()] = ProtoDigest(*t);
     }
   }
-  m->set_source_digest(Sha256Hex(job.source()));
+  // kbd's digest, under which it stored the source; a job made by hand
+  // (kbrunner --oneshot) may come without one.
+  m->set_source_digest(job.source_digest().empty() ? Sha256Hex(job.source())
+                                                   : job.source_digest());
   if (job.kind() == v1::JOB_KIND_SUBMIT || job.kind() == v1::JOB_KIND_PROFILE) {
     m->set_l2_flushed(!job.timing_hot_l2());
-    const double stderr_pct =
-        100 *
-        (job.timing_max_rel_stderr() > 0 ? job.timing_max_rel_stderr() : 0.005);
+    const v1::StoppingCriterion stop = WithStoppingDefaults(job.stopping());
     m->set_stopping_criterion(absl::StrFormat(
-        "rel stderr <= %.2g%%, >= %d samples, <= %d ms", stderr_pct,
-        job.timing_min_samples() > 0 ? job.timing_min_samples() : 20,
-        job.timing_max_time_ms() > 0 ? job.timing_max_time_ms() : 1000));
+        "rel stderr <= %.2g%%, >= %d samples, <= %d ms",
+        100 * stop.max_rel_stderr(), stop.min_samples(), stop.max_time_ms()));
   }
 }
 
 }  // namespace
 
+Evaluator::Evaluator(DeviceContext* ctx) : ctx_(ctx) {}
+
 absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
     DeviceContext* ctx) {
   std::unique_ptr<Evaluator> e(new Evaluator(ctx));
-  ASSIGN_OR_RETURN(e->timing_, TimingRunner::Create(ctx));
+  // The flusher (2x L2) and the blocker are made once per runner.
+  ASSIGN_OR_RETURN(e->flusher_, L2Flusher::Create(ctx->spec().l2_bytes()));
+  ASSIGN_OR_RETURN(e->blocker_, StreamBlocker::Create());
+  ASSIGN_OR_RETURN(
+      e->timer_, PlanTimer::Create(ctx, e->flusher_.get(), e->blocker_.get()));
+  e->profiler_ =
+      std::make_unique<PlanProfiler>(ctx, e->flusher_.get(), e->blocker_.get());
   return e;
+}
+
+// The profiler and the timer go first: they borrow the flusher and the
+// blocker.
+Evaluator::~Evaluator() {
+  profiler_.reset();
+  timer_.reset();
 }
 
 absl::StatusOr<std::string> Evaluator::CubinFor(const v1::RunnerJob& job,
@@ -86,10 +109,15 @@ absl::Status Evaluator::RunChecked(const v1::RunnerJob& job,
   FillManifest(job, ctx_->spec(), compiler_, result->mutable_manifest());
   progress("loading the kernel");
   ASSIGN_OR_RETURN(const std::string cubin, CubinFor(job, result));
-  ASSIGN_OR_RETURN(const v1::LaunchPlan plan, ParseLaunchPlan(job.source()));
-  RETURN_IF_ERROR(ValidateLaunchPlan(plan, job.problem()));
+  // kbd parsed and validated the plan; it came over a pipe, so it is
+  // checked again, and its expressions parsed once for every shape.
+  ASSIGN_OR_RETURN(const ParsedPlan parsed, JobPlan(job));
+  const v1::LaunchPlan& plan = parsed.plan();
   ASSIGN_OR_RETURN(std::unique_ptr<CandidateModule> module,
                    CandidateModule::Load(ctx_, cubin, plan, job.problem()));
+  // The timed module below is loaded from the same cubin: the same static
+  // shared memory, so the plans checked here hold for it too.
+  ShapePlans plans(&parsed, ctx_->spec(), module->StaticSmem());
   ASSIGN_OR_RETURN(std::unique_ptr<ReferenceOp> reference,
                    MakeReferenceOp(job.problem(), ctx_));
 
@@ -98,7 +126,7 @@ absl::Status Evaluator::RunChecked(const v1::RunnerJob& job,
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
   };
   const auto checking = Clock::now();
-  CorrectnessChecker checker(ctx_, module.get(), reference.get(), plan);
+  CorrectnessChecker checker(ctx_, module.get(), reference.get(), &plans);
   const absl::Status checked =
       checker.Run(job, progress, result->mutable_correctness());
   for (uint64_t seed : checker.visible_seeds()) {
@@ -119,12 +147,9 @@ absl::Status Evaluator::RunChecked(const v1::RunnerJob& job,
     ASSIGN_OR_RETURN(module,
                      CandidateModule::Load(ctx_, cubin, plan, job.problem()));
     std::string wrong;
-    const absl::Status timed = timing_->Run(
-        job, plan, cubin, module.get(), reference.get(), progress,
-        result->mutable_timing(),
-        job.kind() == v1::JOB_KIND_PROFILE ? result->mutable_profile()
-                                           : nullptr,
-        &wrong);
+    const absl::Status timed =
+        RunTimed(job, &plans, cubin, module.get(), reference.get(), progress,
+                 result, &wrong);
     result->mutable_manifest()->set_measured_sm_clock_before_mhz(
         result->timing().sm_clock_before_mhz());
     result->mutable_manifest()->set_measured_sm_clock_after_mhz(
@@ -141,6 +166,47 @@ absl::Status Evaluator::RunChecked(const v1::RunnerJob& job,
   }
   result->set_verdict(v1::VERDICT_PASSED);
   return absl::OkStatus();
+}
+
+absl::Status Evaluator::RunTimed(
+    const v1::RunnerJob& job, ShapePlans* plans, const std::string& cubin,
+    CandidateModule* module, ReferenceOp* reference, const ProgressFn& progress,
+    v1::JobResult* result, std::string* wrong_output) {
+  const v1::Problem& problem = job.problem();
+  ASSIGN_OR_RETURN(const DimValues dims,
+                   ShapeDims(problem, job.timing_shape()));
+  const std::string where =
+      absl::StrCat(job.timing_set(), "/", job.timing_shape().name(), " (",
+                   FormatDims(problem, dims), ")");
+  // Usually one of the checked shapes: resolved and checked already.
+  ASSIGN_OR_RETURN(const ConcretePlan* cplan, plans->At(dims));
+  // A helper child still starting (its CUDA context) must not overlap the
+  // samples or the counters.
+  profiler_->WaitQuiet();
+  ASSIGN_OR_RETURN(TensorSet tensors, TensorSet::Allocate(problem, dims));
+  ASSIGN_OR_RETURN(std::unique_ptr<BoundPlan> bound,
+                   module->Bind(*cplan, tensors));
+  PlanTimer::Params timed;
+  timed.job = &job;
+  timed.dims = &dims;
+  timed.where = where;
+  timed.tensors = &tensors;
+  timed.bound = bound.get();
+  timed.reference = reference;
+  timed.progress = progress;
+  RETURN_IF_ERROR(timer_->Run(timed, result->mutable_timing(), wrong_output));
+  if (job.kind() != v1::JOB_KIND_PROFILE) return absl::OkStatus();
+  PlanProfiler::Params profiled;
+  profiled.job = &job;
+  profiled.dims = &dims;
+  profiled.where = where;
+  profiled.cubin = &cubin;
+  profiled.module = module;
+  profiled.tensors = &tensors;
+  profiled.bound = bound.get();
+  profiled.reference = reference;
+  profiled.progress = progress;
+  return profiler_->Run(profiled, result->timing(), result->mutable_profile());
 }
 
 v1::JobResult Evaluator::Run(const v1::RunnerJob& job,

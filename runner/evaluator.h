@@ -11,12 +11,22 @@
 //               outside a tensor, a modified input, a time below the
 //               physical floor);
 //   compile_error  only when the runner had to compile for its own arch;
-//   error       a fault of the harness itself (or a problem whose check
-//               is too weak: a zero or constant output would pass).
+//   error       a fault of the harness itself (a job that carries no
+//               launch plan, too), or a problem whose check is too weak:
+//               a zero or constant output would pass.
 // Every result carries a ReproManifest.
 // timed_out is decided by the worker's watchdog, outside this process.
 //
-// Ownership: borrows the DeviceContext; owns the TimingRunner and compiler.
+// The job's launch plan comes in RunnerJob.plan (checked by JobPlan,
+// contract/runner_job.h); it is resolved and checked against the GPU's
+// limits once per shape (ShapePlans), for the correctness check and the
+// timing alike. The timing (PlanTimer) and, for profile jobs, the profile
+// (PlanProfiler) are separate objects that this class runs one after the
+// other on the same bound plan.
+//
+// Ownership: borrows the DeviceContext; owns the compiler (for the
+// manifest's options), the L2 flusher and the stream blocker, which it
+// lends to the timer and the profiler, and those two.
 // Thread safety: none (runner thread).
 #ifndef KBENCH_RUNNER_EVALUATOR_H_
 #define KBENCH_RUNNER_EVALUATOR_H_
@@ -30,13 +40,19 @@
 #include "kbench/v1/worker.pb.h"
 #include "runner/check/correctness_checker.h"
 #include "runner/device/device_context.h"
-#include "runner/timing/timing_runner.h"
+#include "runner/host/shape_plans.h"
 
 namespace kbench {
+
+class L2Flusher;
+class PlanProfiler;
+class PlanTimer;
+class StreamBlocker;
 
 class Evaluator {
  public:
   static absl::StatusOr<std::unique_ptr<Evaluator>> Create(DeviceContext* ctx);
+  ~Evaluator();
 
   // Runs `job`. Sets *unhealthy when the CUDA context must not be used
   // again.
@@ -44,17 +60,27 @@ class Evaluator {
                     bool* unhealthy);
 
  private:
-  explicit Evaluator(DeviceContext* ctx) : ctx_(ctx) {}
-  // The cubin for this GPU: the job's when its arch matches, else compiled
-  // here. Sets result->compile when compiling.
+  // Out of line, as the destructor: the members' types are incomplete here.
+  explicit Evaluator(DeviceContext* ctx);
+  // The cubin for this GPU: the job's when its arch matches, else an error
+  // (the runner never compiles).
   absl::StatusOr<std::string> CubinFor(const v1::RunnerJob& job,
                                        v1::JobResult* result);
   absl::Status RunChecked(const v1::RunnerJob& job, const ProgressFn& progress,
                           v1::JobResult* result);
+  // Times `module` (freshly loaded from `cubin`) at the job's timing shape
+  // and, for a profile job, profiles it there.
+  absl::Status RunTimed(const v1::RunnerJob& job, ShapePlans* plans,
+                        const std::string& cubin, CandidateModule* module,
+                        ReferenceOp* reference, const ProgressFn& progress,
+                        v1::JobResult* result, std::string* wrong_output);
 
   DeviceContext* ctx_;
   NvrtcCompiler compiler_;
-  std::unique_ptr<TimingRunner> timing_;
+  std::unique_ptr<L2Flusher> flusher_;
+  std::unique_ptr<StreamBlocker> blocker_;
+  std::unique_ptr<PlanTimer> timer_;
+  std::unique_ptr<PlanProfiler> profiler_;
 };
 
 }  // namespace kbench

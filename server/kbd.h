@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "contract/job_defaults.h"
 
 namespace kbench {
 
@@ -66,7 +67,7 @@ class Kbd {
     // created on first start.
     std::string worker_token_file;
     // Time budget for sampling one submit's timing.
-    int timing_max_time_ms = 1000;
+    int timing_max_time_ms = kDefaultMaxTimeMs;
     // Retention: age limit in days (0 = none) and size limit (0 = none).
     int retention_days = 30;
     int64_t store_max_bytes = int64_t{2} << 30;

@@ -6,7 +6,11 @@
 // sm_90, 132 SMs), unless KB_FAKE_RUNNER_FAIL_HELLO=1, in which case it
 // prints a message to stderr (and a line to stdout) and exits with status 3.
 //
-// Each RunnerRequest behaves by the first marker found in the job's source:
+// A job whose launch plan (RunnerJob.plan) fails the runner's check
+// (contract/runner_job.h) gets the verdict kbrunner gives it: `error` when
+// there is no plan, `rejected` when it does not fit the problem.
+// Otherwise each RunnerRequest behaves by the first marker found in the
+// job's source:
 //   FAKE_CRASH         prints a line to stdout, then raise(SIGSEGV).
 //   FAKE_HANG          one progress message, then sleeps forever.
 //   FAKE_SLOW_MS=<n>   progress every 100 ms for n ms, then passes.
@@ -50,6 +54,7 @@
 #include "analysis/hot_lines.h"
 #include "base/proto_io.h"
 #include "contract/problem_util.h"
+#include "contract/runner_job.h"
 #include "kbench/v1/report.pb.h"
 #include "kbench/v1/worker.pb.h"
 
@@ -295,7 +300,16 @@ bool HandleJob(const v1::RunnerJob& job) {
   v1::RunnerResponse resp;
   v1::JobResult* result = resp.mutable_result();
   bool keep_running = true;
-  if (src.find("FAKE_CRASH") != std::string::npos) {
+  // As kbrunner does, before anything else: the plan kbd sent, checked.
+  if (absl::StatusOr<ParsedPlan> plan = JobPlan(job); !plan.ok()) {
+    const absl::Status& s = plan.status();
+    result->set_verdict(s.code() == absl::StatusCode::kInvalidArgument
+                            ? v1::VERDICT_REJECTED
+                            : v1::VERDICT_ERROR);
+    result->mutable_error()->set_code(static_cast<int>(s.code()));
+    result->mutable_error()->set_message(std::string(s.message()));
+    result->set_message(std::string(s.message()));
+  } else if (src.find("FAKE_CRASH") != std::string::npos) {
     WriteStdout("kb_fake_runner: about to crash on purpose (FAKE_CRASH)\n");
     struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core);

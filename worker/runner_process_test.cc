@@ -71,6 +71,15 @@ v1::RunnerJob MakeJob(const std::string& source,
   job.set_job_id("job-1");
   job.set_kind(kind);
   job.set_source(source);
+  // A one-dim problem and the plan kbd would have parsed for it: the fake
+  // runner, like kbrunner, refuses a job without a valid plan.
+  job.mutable_problem()->set_name("tiny");
+  job.mutable_problem()->add_dims()->set_name("B");
+  v1::LaunchSpec* launch = job.mutable_plan()->add_launches();
+  launch->set_entry("k");
+  launch->add_grid("B");
+  launch->add_block("32");
+  launch->set_line(1);
   job.set_seed(7);
   v1::ShapeSet* small = job.add_check_sets();
   small->set_name("small");
@@ -148,6 +157,29 @@ TEST_F(RunnerProcessTest, PassingCorrectnessJobReportsTrialsAndProgress) {
   EXPECT_EQ(out.last_progress, "running (fake)");
   EXPECT_EQ(out.output, "");
   EXPECT_TRUE(runner->alive());
+}
+
+TEST_F(RunnerProcessTest, JobWithoutAValidPlanIsRefusedWithTheReason) {
+  std::unique_ptr<RunnerProcess> runner = StartFake();
+  ASSERT_NE(runner, nullptr);
+  v1::RunnerJob no_plan = MakeJob("__global__ void k() {}");
+  no_plan.clear_plan();
+  RunnerProcess::Outcome out =
+      runner->Run(no_plan, kBudget, kNoProgress, nullptr);
+  ASSERT_EQ(out.kind, Kind::kResult) << out.detail;
+  EXPECT_EQ(out.result.verdict(), v1::VERDICT_ERROR);
+  EXPECT_EQ(out.result.error().code(),
+            static_cast<int>(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(out.result.message(), HasSubstr("carries no launch plan"));
+
+  v1::RunnerJob bad = MakeJob("__global__ void k() {}");
+  bad.mutable_plan()->mutable_launches(0)->set_grid(0, "B * Q");
+  out = runner->Run(bad, kBudget, kNoProgress, nullptr);
+  ASSERT_EQ(out.kind, Kind::kResult) << out.detail;
+  EXPECT_EQ(out.result.verdict(), v1::VERDICT_REJECTED);
+  EXPECT_THAT(out.result.message(),
+              HasSubstr("uses 'Q', which is not a dim of tiny"));
+  EXPECT_TRUE(runner->alive());  // A refused job does not end the runner.
 }
 
 TEST_F(RunnerProcessTest, SubmitJobHasTimingAndRunnerServesSeveralJobs) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "contract/job_defaults.h"
 
 namespace kbench {
 namespace {
@@ -337,7 +338,8 @@ SanitizerParse ParseSanitizerOutput(absl::string_view tool,
                                     absl::string_view output,
                                     absl::string_view filename,
                                     absl::string_view source) {
-  Parser parser(tool, filename.empty() ? "kernel.cu" : filename, source);
+  Parser parser(tool, filename.empty() ? kDefaultKernelFileName : filename,
+                source);
   for (absl::string_view line : absl::StrSplit(output, '\n')) {
     parser.Line(line);
   }

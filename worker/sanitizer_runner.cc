@@ -18,7 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/process/child_process.h"
-#include "contract/launch_plan.h"
+#include "contract/job_defaults.h"
 #include "spdlog/spdlog.h"
 #include "worker/sanitizer_output.h"
 
@@ -171,13 +171,15 @@ v1::JobResult SanitizerRunner::Run(
     report->set_shape_set(small.check_sets(0).name());
     report->set_shape(small.check_sets(0).shapes(0).name());
   }
+  // The plan kbd parsed (the runner under the sanitizer checks it); only
+  // its entry names are needed here, to tell the kernel's findings from the
+  // harness's.
   std::set<std::string> entries;
-  if (absl::StatusOr<v1::LaunchPlan> plan = ParseLaunchPlan(job.source());
-      plan.ok()) {
-    for (const v1::LaunchSpec& l : plan->launches()) entries.insert(l.entry());
+  for (const v1::LaunchSpec& l : job.plan().launches()) {
+    entries.insert(l.entry());
   }
   const std::string filename =
-      job.filename().empty() ? "kernel.cu" : job.filename();
+      job.filename().empty() ? kDefaultKernelFileName : job.filename();
 
   std::string base = options_.temp_dir;
   if (base.empty()) {

@@ -155,13 +155,9 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
           set.hidden() ? "a hidden case"
                        : absl::StrCat(set.name(), "/", shape.name(), " (",
                                       FormatDims(problem, dims), ")");
-      absl::StatusOr<ConcretePlan> cplan_or =
-          ResolveLaunchPlan(plan_, problem, dims);
-      absl::Status limits = cplan_or.ok()
-                                ? CheckDeviceLimits(*cplan_or, ctx_->spec(),
-                                                    module_->StaticSmem())
-                                : cplan_or.status();
-      if (!limits.ok()) {
+      absl::StatusOr<const ConcretePlan*> cplan_or = plans_->At(dims);
+      if (!cplan_or.ok()) {
+        const absl::Status& limits = cplan_or.status();
         if (!set.hidden()) return limits;
         return absl::Status(
             limits.code(),
@@ -169,7 +165,7 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
             "shown): make grid, block and shared memory valid for every "
             "shape in the problem's domain");
       }
-      const ConcretePlan& cplan = *cplan_or;
+      const ConcretePlan& cplan = **cplan_or;
       ASSIGN_OR_RETURN(TensorSet tensors, TensorSet::Allocate(problem, dims));
       ASSIGN_OR_RETURN(std::unique_ptr<BoundPlan> bound,
                        module_->Bind(cplan, tensors));

@@ -27,6 +27,7 @@
 #include "kbench/v1/report.pb.h"
 #include "kbench/v1/worker.pb.h"
 #include "runner/device/candidate_module.h"
+#include "runner/host/shape_plans.h"
 #include "runner/reference/reference_op.h"
 
 namespace kbench {
@@ -49,9 +50,11 @@ absl::Status CompareOutputs(
 
 class CorrectnessChecker {
  public:
+  // `plans` resolves the job's plan at each checked shape (and checks it
+  // against the GPU's limits) once; the timing reuses it.
   CorrectnessChecker(DeviceContext* ctx, CandidateModule* module,
-                     ReferenceOp* reference, const v1::LaunchPlan& plan)
-      : ctx_(ctx), module_(module), reference_(reference), plan_(plan) {}
+                     ReferenceOp* reference, ShapePlans* plans)
+      : ctx_(ctx), module_(module), reference_(reference), plans_(plans) {}
 
   // Fills `report`. A wrong result is not an error status (report.passed is
   // false). Errors: kAborted for a sticky CUDA error (the kernel crashed),
@@ -74,7 +77,7 @@ class CorrectnessChecker {
   DeviceContext* ctx_;
   CandidateModule* module_;
   ReferenceOp* reference_;
-  const v1::LaunchPlan& plan_;
+  ShapePlans* plans_;
   std::vector<uint64_t> seeds_;
   int hidden_trials_ = 0;
 };

@@ -122,6 +122,25 @@ TEST(StoppingCriterionTest, DoneWhenRelStderrReachesTarget) {
                                  HasSubstr("after 20 samples")));
 }
 
+TEST(StoppingCriterionTest, FromJobTakesTheJobsCriterionAndItsDefaults) {
+  // An unset criterion (a job made by hand) times as kbd's defaults do.
+  const StoppingCriterion::Options d =
+      StoppingCriterion::FromJob(v1::StoppingCriterion());
+  const StoppingCriterion::Options plain;
+  EXPECT_EQ(d.max_rel_stderr, kDefaultMaxRelStderr);
+  EXPECT_EQ(d.min_samples, kDefaultMinSamples);
+  EXPECT_EQ(d.max_time_ms, kDefaultMaxTimeMs);
+  EXPECT_EQ(d.max_samples, plain.max_samples);
+  EXPECT_EQ(plain.min_samples, kDefaultMinSamples);
+  v1::StoppingCriterion job;
+  job.set_min_samples(300);
+  job.set_max_time_ms(20000);
+  const StoppingCriterion::Options o = StoppingCriterion::FromJob(job);
+  EXPECT_EQ(o.min_samples, 300);
+  EXPECT_EQ(o.max_time_ms, 20000);
+  EXPECT_EQ(o.max_rel_stderr, kDefaultMaxRelStderr);
+}
+
 TEST(StoppingCriterionTest, NotDoneWhileNoisy) {
   StoppingCriterion c(CriterionOptions());
   // Alternating 1 and 3: rel. stderr after 40 samples ~8%.

@@ -7,6 +7,16 @@
 
 namespace kbench {
 
+StoppingCriterion::Options StoppingCriterion::FromJob(
+    const v1::StoppingCriterion& criterion) {
+  const v1::StoppingCriterion c = WithStoppingDefaults(criterion);
+  Options options;
+  options.max_rel_stderr = c.max_rel_stderr();
+  options.min_samples = c.min_samples();
+  options.max_time_ms = c.max_time_ms();
+  return options;
+}
+
 void StoppingCriterion::Add(double sample) {
   ++n_;
   const double delta = sample - mean_;

@@ -12,22 +12,29 @@
 #include <cstdint>
 #include <string>
 
+#include "contract/job_defaults.h"
+#include "kbench/v1/worker.pb.h"
+
 namespace kbench {
 
 class StoppingCriterion {
  public:
   struct Options {
     // Fewest samples before the noise test may stop sampling.
-    int min_samples = 20;
+    int min_samples = kDefaultMinSamples;
     // Target relative standard error of the mean (0.005 = 0.5%).
-    double max_rel_stderr = 0.005;
+    double max_rel_stderr = kDefaultMaxRelStderr;
     // Hard cap on samples.
     int max_samples = 100000;
     // Time budget for sampling, in ms of wall time (measured by the caller).
-    double max_time_ms = 1000;
+    double max_time_ms = kDefaultMaxTimeMs;
   };
 
   explicit StoppingCriterion(const Options& options) : options_(options) {}
+
+  // Options from a job's criterion (RunnerJob.stopping); fields <= 0 take
+  // their defaults (contract/job_defaults.h). max_samples keeps its own.
+  static Options FromJob(const v1::StoppingCriterion& criterion);
 
   // Adds one sample (any unit; only ratios are used).
   void Add(double sample);

@@ -20,7 +20,9 @@
 #include "base/process/run_child.h"
 #include "base/status_macros.h"
 #include "contract/launch_plan.h"
+#include "contract/parsed_plan.h"
 #include "contract/problem_util.h"
+#include "contract/runner_job.h"
 #include "runner/check/correctness_checker.h"
 #include "runner/device/candidate_module.h"
 #include "runner/device/cuda_status.h"
@@ -36,11 +38,13 @@ absl::Status CollectLineLoads(DeviceContext* ctx, const v1::RunnerJob& job,
   if (job.cubin().empty()) {
     return absl::InvalidArgumentError("the job carries no cubin");
   }
-  ASSIGN_OR_RETURN(const v1::LaunchPlan plan, ParseLaunchPlan(job.source()));
+  // The runner's own job (DIR/job.pb), with the plan kbd sent; checked
+  // like any job, since it is read from a file.
+  ASSIGN_OR_RETURN(const ParsedPlan parsed, JobPlan(job));
+  const v1::LaunchPlan& plan = parsed.plan();
   ASSIGN_OR_RETURN(const DimValues dims,
                    ShapeDims(problem, job.timing_shape()));
-  ASSIGN_OR_RETURN(const ConcretePlan cplan,
-                   ResolveLaunchPlan(plan, problem, dims));
+  ASSIGN_OR_RETURN(const ConcretePlan cplan, parsed.Resolve(dims));
   ASSIGN_OR_RETURN(TensorSet tensors, TensorSet::Allocate(problem, dims));
   RETURN_IF_ERROR(
       tensors.FillInputs(TrialSeed(job.seed(), 1 << 20, 0, 0), ctx->stream()));

@@ -226,6 +226,9 @@ v1::RunnerJob JobService::MakeRunnerJob(
   *rj.mutable_problem() = *p.problem;
   rj.set_source(p.request.source());
   rj.set_filename(p.request.filename());
+  // Parsed once, in Prepare: the runner does not read the `// @kb` lines.
+  *rj.mutable_plan() = p.plan;
+  rj.set_source_digest(p.digest);
   if (compiled.cubin) rj.set_cubin(*compiled.cubin);
   rj.set_cubin_arch(p.arch);
   for (const v1::ShapeSet& s : p.check_sets) *rj.add_check_sets() = s;
@@ -234,9 +237,10 @@ v1::RunnerJob JobService::MakeRunnerJob(
   rj.set_trials(p.trials);
   rj.set_seed(absl::Uniform<uint64_t>(absl::BitGen()));
   rj.set_budget_ms(p.budget_ms);
-  rj.set_timing_max_rel_stderr(options_.timing_max_rel_stderr);
-  rj.set_timing_min_samples(options_.timing_min_samples);
-  rj.set_timing_max_time_ms(options_.timing_max_time_ms);
+  v1::StoppingCriterion* stop = rj.mutable_stopping();
+  stop->set_max_rel_stderr(options_.timing_max_rel_stderr);
+  stop->set_min_samples(options_.timing_min_samples);
+  stop->set_max_time_ms(options_.timing_max_time_ms);
   *rj.mutable_sanitize_tools() = p.request.sanitize_tools();
   rj.set_timing_hot_l2(p.request.hot_l2());
   if (p.kind == v1::JOB_KIND_PROFILE) {

@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "contract/job_defaults.h"
 #include "contract/problem_registry.h"
 #include "kbench/v1/kbench.pb.h"
 #include "server/core/compile_service.h"
@@ -54,11 +55,11 @@ class JobService {
     // Most correctness trials per shape a request may ask for.
     int max_trials = 100;
     // Timing: stop at this relative standard error of the mean ...
-    double timing_max_rel_stderr = 0.005;
+    double timing_max_rel_stderr = kDefaultMaxRelStderr;
     // ... after at least this many samples ...
-    int timing_min_samples = 20;
+    int timing_min_samples = kDefaultMinSamples;
     // ... or when this much time (ms) was spent sampling.
-    int timing_max_time_ms = 1000;
+    int timing_max_time_ms = kDefaultMaxTimeMs;
   };
 
   // What the service uses; every pointer is borrowed and required.

@@ -15,6 +15,7 @@
 #include "base/digest.h"
 #include "base/status_macros.h"
 #include "base/untrusted_input.h"
+#include "contract/job_defaults.h"
 #include "contract/launch_plan.h"
 #include "contract/problem_util.h"
 #include "server/core/job_service.h"
@@ -68,7 +69,9 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
         source.size(), options_.max_source_bytes,
         options_.max_source_bytes / 1024));
   }
-  if (p.request.filename().empty()) p.request.set_filename("kernel.cu");
+  if (p.request.filename().empty()) {
+    p.request.set_filename(kDefaultKernelFileName);
+  }
   ASSIGN_OR_RETURN(p.plan, ParseLaunchPlan(source));
   std::string problem_name = request.problem();
   if (problem_name.empty()) problem_name = p.plan.problem();

@@ -2,8 +2,10 @@
 // inline kernels: guard regions (out-of-bounds writes are rejected), input
 // checksums (mutation is rejected), twice-run (races fail), verified timed
 // outputs (a kernel that skips work after N calls fails with "timed"),
-// hidden cases (failures say only "failed on a hidden case"), and the
-// manifest and SM clocks of a passing submit. Skips without an NVIDIA GPU.
+// hidden cases (failures say only "failed on a hidden case"), the launch
+// plan taken from the job, never from the source (a job without one is an
+// error), and the manifest and SM clocks of a passing submit. Skips without
+// an NVIDIA GPU.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,7 +15,9 @@
 #include <vector>
 
 #include "absl/strings/str_replace.h"
+#include "base/digest.h"
 #include "compiler/nvrtc_compiler.h"
+#include "contract/launch_plan.h"
 #include "contract/problem_registry.h"
 #include "runner/device/ceilings.h"
 #include "runner/device/clock_probe.h"
@@ -104,6 +108,13 @@ class HardeningTest : public ::testing::Test {
     *job.mutable_problem() = *p;
     job.set_source(source);
     job.set_filename("kernel.cu");
+    // As kbd does: the plan parsed from the `// @kb` lines (the runner
+    // does not read them).
+    if (absl::StatusOr<v1::LaunchPlan> plan = ParseLaunchPlan(source);
+        plan.ok()) {
+      *job.mutable_plan() = *std::move(plan);
+    }
+    job.set_source_digest(Sha256Hex(source));
     // As kbd does: the cubin compiled for this GPU's arch (the runner never
     // compiles). A source that does not compile travels without one.
     const std::string arch = ctx_->spec().arch();
@@ -131,8 +142,8 @@ class HardeningTest : public ::testing::Test {
     job.set_seed(++seed_);
     job.set_budget_ms(60000);
     if (min_samples > 0) {
-      job.set_timing_min_samples(min_samples);
-      job.set_timing_max_time_ms(20000);
+      job.mutable_stopping()->set_min_samples(min_samples);
+      job.mutable_stopping()->set_max_time_ms(20000);
     }
     return job;
   }
@@ -196,6 +207,30 @@ TEST_F(HardeningTest, ClockProbeMeasuresAPlausibleClock) {
   ASSERT_TRUE(mhz.ok()) << mhz.status();
   EXPECT_GT(*mhz, 100);
   EXPECT_LT(*mhz, 1.2 * ctx_->spec().sm_clock_mhz() + 100);
+}
+
+TEST_F(HardeningTest, TheRunnerTakesThePlanFromTheJobNotTheSource) {
+  // No plan: kbd's fault, refused before anything runs.
+  v1::RunnerJob job = Job(v1::JOB_KIND_CORRECTNESS, Kernel("", "", ""));
+  job.clear_plan();
+  v1::JobResult r = Run(job);
+  EXPECT_EQ(r.verdict(), v1::VERDICT_ERROR) << r.message();
+  EXPECT_THAT(r.message(), HasSubstr("carries no launch plan"));
+  // A plan that does not fit the problem is the kernel's (as when the
+  // runner parsed the source itself).
+  job = Job(v1::JOB_KIND_CORRECTNESS, Kernel("", "", ""));
+  job.mutable_plan()->mutable_launches(0)->set_grid(0, "Q");
+  r = Run(job);
+  EXPECT_EQ(r.verdict(), v1::VERDICT_REJECTED) << r.message();
+  EXPECT_THAT(r.message(), HasSubstr("uses 'Q', which is not a dim"));
+  // The plan is what runs: one that differs from the source's `// @kb`
+  // lines (grid y = 1 covers only 256 of K = 1000 outputs) fails.
+  job = Job(v1::JOB_KIND_CORRECTNESS, Kernel("", "", ""));
+  job.mutable_plan()->mutable_launches(0)->set_grid(1, "1");
+  r = Run(job);
+  EXPECT_EQ(r.verdict(), v1::VERDICT_FAILED) << r.message();
+  EXPECT_THAT(r.message(), HasSubstr("NaN or unwritten"));
+  ExpectNaivePasses("after the refused jobs");
 }
 
 TEST_F(HardeningTest, OutOfBoundsWriteIsRejected) {
@@ -317,7 +352,10 @@ TEST_F(HardeningTest, CorrectNaiveSubmitPassesWithManifestAndClocks) {
   EXPECT_EQ(m.shape_set_digests().count("odd"), 1u);
   EXPECT_EQ(m.shape_set_digests().count("holdout"), 0u);
   EXPECT_TRUE(m.l2_flushed());
-  EXPECT_FALSE(m.stopping_criterion().empty());
+  // The job's unset criterion takes the defaults; the digest is the job's.
+  EXPECT_EQ(m.stopping_criterion(),
+            "rel stderr <= 0.5%, >= 20 samples, <= 1000 ms");
+  EXPECT_EQ(m.source_digest(), Sha256Hex(Kernel("", "", "")));
   EXPECT_GT(r.timing().sm_clock_before_mhz(), 0);
   EXPECT_GT(r.timing().floor_us(), 0);
   EXPECT_GT(r.timing().kernel().median_us(), r.timing().floor_us());

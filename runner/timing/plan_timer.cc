@@ -1,0 +1,202 @@
+#include "runner/timing/plan_timer.h"
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "contract/problem_util.h"
+#include "runner/device/cuda_status.h"
+#include "runner/host/run_checks.h"
+#include "runner/host/sample_stats.h"
+#include "runner/host/stopping_criterion.h"
+#include "runner/profile/kernel_activity.h"
+#include "runner/timing/interleaved_sampler.h"
+#include "spdlog/spdlog.h"
+
+namespace kbench {
+
+absl::StatusOr<std::unique_ptr<PlanTimer>> PlanTimer::Create(
+    DeviceContext* ctx, L2Flusher* flusher, StreamBlocker* blocker) {
+  std::unique_ptr<PlanTimer> t(new PlanTimer(ctx, flusher, blocker));
+  ASSIGN_OR_RETURN(t->clock_, ClockProbe::Create(ctx));
+  return t;
+}
+
+absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
+                            std::string* wrong_output) {
+  const v1::RunnerJob& job = *params.job;
+  const v1::Problem& problem = job.problem();
+  const DimValues& dims = *params.dims;
+  const std::string& where = params.where;
+  const ProgressFn& progress = params.progress;
+  TensorSet& tensors = *params.tensors;
+  BoundPlan* bound = params.bound;
+  ReferenceOp* reference = params.reference;
+  const ConcretePlan& cplan = bound->plan();
+  cudaStream_t s = ctx_->stream();
+  // Fresh inputs, and their golden result, for checking the timed runs.
+  const uint64_t seed = TrialSeed(job.seed(), 1 << 20, 0, 0);
+  RETURN_IF_ERROR(tensors.FillInputs(seed, s));
+  std::map<std::string, std::vector<double>> golden;
+  RETURN_IF_ERROR(reference->Golden(tensors, &golden));
+  RETURN_IF_ERROR(tensors.PoisonOutputs(s));
+  RETURN_IF_ERROR(reference->PrepareEager(tensors));
+  RETURN_IF_ERROR(tensors.FillGuards(s));
+
+  progress(absl::StrCat("timing kernel and reference on ", where));
+  // No persisting-L2 window may carry over from an earlier job.
+  ctx_->driver().CtxResetPersistingL2Cache();
+  InterleavedSampler::Options options;
+  options.flush_l2 = !job.timing_hot_l2();
+  options.stop = StoppingCriterion::FromJob(job.stopping());
+  InterleavedSampler sampler(ctx_, flusher_, blocker_, options);
+  auto measure_clock = [&]() -> double {
+    absl::StatusOr<double> mhz = clock_->MeasureMhz();
+    if (!mhz.ok()) {
+      spdlog::warn("SM clock probe: {}", std::string(mhz.status().message()));
+      return 0;
+    }
+    return *mhz;
+  };
+  const double clock_before = measure_clock();
+  // The kernels' own GPU spans, beside the events (best effort: CUPTI may
+  // be unavailable or taken by a profiler).
+  KernelActivity activity;
+  const absl::Status activity_started = activity.Start();
+  if (!activity_started.ok()) {
+    spdlog::info("no kernel GPU times: {}",
+                 std::string(activity_started.message()));
+  }
+  ASSIGN_OR_RETURN(
+      const InterleavedSampler::Result sampled,
+      sampler.Run({{"kernel", [&] { return bound->Enqueue(); }},
+                   {"reference", [&] { return reference->RunEager(); }}}));
+  if (activity_started.ok()) {
+    absl::StatusOr<std::vector<KernelActivity::Record>> records =
+        activity.Stop();
+    std::set<std::string> entries;
+    for (const ConcreteLaunch& l : cplan.launches) entries.insert(l.entry);
+    const std::vector<double> gpu_us =
+        records.ok() ? RunTimesUs(*records, entries,
+                                  static_cast<int>(cplan.launches.size()),
+                                  options.warmup)
+                     : std::vector<double>();
+    if (!gpu_us.empty()) *timing->mutable_kernel_gpu() = ComputeStats(gpu_us);
+  }
+  const double clock_after = measure_clock();
+  timing->set_sm_clock_before_mhz(clock_before);
+  timing->set_sm_clock_after_mhz(clock_after);
+  timing->set_clock_note(
+      ThrottleNote(clock_before, clock_after, ctx_->spec().sm_clock_mhz()));
+  timing->set_throttled(!timing->clock_note().empty());
+
+  timing->set_shape_set(job.timing_set());
+  timing->set_shape(job.timing_shape().name());
+  timing->mutable_dims()->insert(dims.begin(), dims.end());
+  *timing->mutable_kernel() = ComputeStats(sampled.samples_us[0]);
+  *timing->mutable_reference() = ComputeStats(sampled.samples_us[1]);
+  if (timing->kernel().median_us() > 0) {
+    timing->set_speedup(timing->reference().median_us() /
+                        timing->kernel().median_us());
+  }
+  timing->set_kernel_launches(bound->launches());
+  int64_t tensor_bytes = 0, workspace_bytes = 0;
+  for (const TensorSet::Tensor& t : tensors.tensors()) {
+    tensor_bytes += static_cast<int64_t>(t.buffer.bytes());
+  }
+  for (const ConcreteWorkspace& w : cplan.workspaces)
+    workspace_bytes += w.bytes;
+  timing->set_kernel_memory_bytes(tensor_bytes + workspace_bytes);
+  timing->set_reference_memory_bytes(tensor_bytes +
+                                     reference->EagerScratchBytes());
+  ASSIGN_OR_RETURN(const double flops, ProblemFlops(problem, dims));
+  ASSIGN_OR_RETURN(const double min_bytes, ProblemMinBytes(problem, dims));
+  timing->set_flops(flops);
+  timing->set_min_bytes(min_bytes);
+  timing->set_reference_launches(reference->EagerLaunches());
+  timing->set_reference_name(reference->EagerName());
+  timing->set_l2_flushed(options.flush_l2);
+  timing->set_stop_reason(sampled.stop_reason);
+  timing->set_wall_ms(sampled.wall_ms);
+
+  // The timed runs must have computed the answer, too: the last timed
+  // sample in place, then the same module once more on the same inputs
+  // (outputs poisoned) and once on fresh inputs.
+  std::string damage;
+  RETURN_IF_ERROR(tensors.CheckGuards(s, &damage));
+  if (!damage.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(damage, " (during timing on ", where, ")"));
+  }
+  auto check_timed = [&](const char* which) -> absl::Status {
+    if (!wrong_output->empty()) return absl::OkStatus();
+    v1::TrialResult check;
+    RETURN_IF_ERROR(CompareOutputs(problem, tensors, golden, s, &check));
+    if (!check.passed()) {
+      *wrong_output = absl::StrFormat(
+          "the output of the timed runs was wrong (%s) on %s: %d of %d "
+          "outputs outside tolerance (max abs error %.3g, rel-norm error "
+          "%.3g, %d NaN or unwritten). The kernel must compute the full "
+          "result on every call",
+          which, where, check.mismatches(), check.elements(),
+          check.max_abs_error(), check.rel_norm_error(), check.nan_count());
+    }
+    return absl::OkStatus();
+  };
+  auto run_once = [&]() -> absl::Status {
+    RETURN_IF_ERROR(tensors.PoisonOutputs(s));
+    RETURN_IF_ERROR(bound->Enqueue());
+    const cudaError_t err = cudaStreamSynchronize(s);
+    if (err != cudaSuccess) {
+      return CudaRtStatus(err, absl::StrCat("running the kernel after timing "
+                                            "on ",
+                                            where));
+    }
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(check_timed("the last timed sample"));
+  RETURN_IF_ERROR(run_once());
+  RETURN_IF_ERROR(check_timed("a run after timing, same inputs"));
+  {
+    const uint64_t fresh = TrialSeed(job.seed(), 1 << 21, 0, 1);
+    RETURN_IF_ERROR(tensors.FillInputs(fresh, s));
+    golden.clear();
+    RETURN_IF_ERROR(reference->Golden(tensors, &golden));
+    RETURN_IF_ERROR(run_once());
+    RETURN_IF_ERROR(check_timed("a run after timing, fresh inputs"));
+    // The reference's eager pipeline on the fresh inputs, for the sanity
+    // check below.
+    RETURN_IF_ERROR(reference->RunEager());
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s), "running the reference");
+  }
+  RETURN_IF_ERROR(tensors.CheckGuards(s, &damage));
+  if (!damage.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(damage, " (after timing on ", where, ")"));
+  }
+  timing->set_floor_us(PhysicalFloorUs(flops, min_bytes, ctx_->spec()));
+  if (wrong_output->empty()) {
+    const std::string impossible =
+        CheckTimeFloor(timing->kernel().median_us(), timing->floor_us());
+    if (!impossible.empty()) return absl::InvalidArgumentError(impossible);
+  }
+  v1::TrialResult ref_check;
+  RETURN_IF_ERROR(
+      CompareOutputs(problem, tensors, golden, s, &ref_check, reference));
+  if (!ref_check.passed()) {
+    spdlog::warn(
+        "reference pipeline differs from the fp64 golden result on "
+        "{}: rel-norm error {:.3g}",
+        where, ref_check.rel_norm_error());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kbench
