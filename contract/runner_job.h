@@ -17,9 +17,10 @@
 
 namespace kbench {
 
-// Largest serialized plan a runner takes. kbd parses plans from sources of
-// at most 256 KiB, and a plan's encoding is shorter than its `// @kb` text
-// (no "// @kb launch", no clause names), so no plan kbd accepts comes near.
+// Largest serialized plan a runner takes. kbd refuses larger plans
+// (InvalidArgument) when it parses them: a plan's encoding is usually
+// shorter than its `// @kb` text, but not always (an args() list costs 3
+// bytes a name where the text costs 2).
 inline constexpr size_t kMaxPlanBytes = 256 * 1024;
 
 // The job's plan, validated against job.problem() and parsed once

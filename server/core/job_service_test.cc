@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "compiler/nvrtc_compiler.h"
@@ -233,6 +234,19 @@ TEST_F(JobServiceTest, RefusedCallsAreTurnsOfTheirSession) {
   EXPECT_EQ(service_->Submit(v1::JOB_KIND_COMPILE, huge).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_LE(store_->ListTurns("s")->back().message().size(), 2100u);
+}
+
+TEST_F(JobServiceTest, APlanTooLargeForTheRunnerIsRefusedAsTheRequests) {
+  // 250 KB of "B," is within the source limit but encodes to ~375 KB.
+  std::string args;
+  for (int i = 0; i < 125000; ++i) absl::StrAppend(&args, i ? "," : "", "B");
+  v1::KernelRequest big = Request();
+  big.set_source(absl::StrCat(
+      "// @kb launch gather_linear grid(1) block(1) args(", args, ")\n",
+      "extern \"C\" __global__ void gather_linear() {}\n"));
+  const absl::Status s = service_->Submit(v1::JOB_KIND_COMPILE, big).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("launch plan is too large"));
 }
 
 TEST_F(JobServiceTest, AGpuJobIsLeasedCompletedAndFinishedOnce) {
