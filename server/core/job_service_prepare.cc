@@ -17,8 +17,8 @@
 #include "base/untrusted_input.h"
 #include "contract/job_defaults.h"
 #include "contract/launch_plan.h"
-#include "contract/runner_job.h"
 #include "contract/problem_util.h"
+#include "contract/runner_job.h"
 #include "server/core/job_service.h"
 #include "server/core/job_service_internal.h"
 
@@ -77,10 +77,10 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
   // The runner refuses a larger plan as kbd's error; refuse it here as the
   // request's (args() lists encode longer than they are written).
   if (p.plan.ByteSizeLong() > kMaxPlanBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the launch plan is too large (", p.plan.ByteSizeLong(),
-        " bytes encoded, at most ", kMaxPlanBytes,
-        "): use fewer or shorter @kb launch and workspace lines"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the launch plan is too large (", p.plan.ByteSizeLong(),
+                     " bytes encoded, at most ", kMaxPlanBytes,
+                     "): use fewer or shorter @kb launch and workspace lines"));
   }
   std::string problem_name = request.problem();
   if (problem_name.empty()) problem_name = p.plan.problem();

@@ -241,9 +241,9 @@ TEST_F(JobServiceTest, APlanTooLargeForTheRunnerIsRefusedAsTheRequests) {
   std::string args;
   for (int i = 0; i < 125000; ++i) absl::StrAppend(&args, i ? "," : "", "B");
   v1::KernelRequest big = Request();
-  big.set_source(absl::StrCat(
-      "// @kb launch gather_linear grid(1) block(1) args(", args, ")\n",
-      "extern \"C\" __global__ void gather_linear() {}\n"));
+  big.set_source(
+      absl::StrCat("// @kb launch gather_linear grid(1) block(1) args(", args,
+                   ")\n", "extern \"C\" __global__ void gather_linear() {}\n"));
   const absl::Status s = service_->Submit(v1::JOB_KIND_COMPILE, big).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(s.message(), HasSubstr("launch plan is too large"));
