@@ -37,6 +37,7 @@
 #include "absl/strings/strip.h"
 #include "base/logging.h"
 #include "base/proto_io.h"
+#include "base/sanitizers.h"
 #include "compiler/nvrtc_compiler.h"
 #include "compiler/sandbox/compile_jail.h"
 #include "compiler/sandbox/compile_sandbox.pb.h"
@@ -230,7 +231,10 @@ int main(int argc, char** argv) {
   }
   struct rlimit core = {0, 0};
   setrlimit(RLIMIT_CORE, &core);
-  if (memory_limit > 0) {
+  if (memory_limit > 0 && kbench::kAddressSpaceSanitizer) {
+    spdlog::warn(
+        "kbcompile: built with a sanitizer; the memory limit is not set");
+  } else if (memory_limit > 0) {
     struct rlimit as = {static_cast<rlim_t>(memory_limit),
                         static_cast<rlim_t>(memory_limit)};
     if (setrlimit(RLIMIT_AS, &as) != 0) {
