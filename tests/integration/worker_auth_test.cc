@@ -66,7 +66,9 @@ v1::WorkerInfo RogueInfo(const std::string& id) {
 class WorkerAuthTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto kbd = KbdProcess::Start({{"--no-worker-timeout-ms=60000"}});
+    KbdProcess::Options options;
+    options.extra_args = {"--no-worker-timeout-ms=60000"};
+    auto kbd = KbdProcess::Start(options);
     ASSERT_TRUE(kbd.ok()) << kbd.status();
     kbd_ = std::move(*kbd);
     auto channel = grpc::CreateChannel(kbd_->address(),
