@@ -19,6 +19,7 @@
 #include "compiler/nvrtc_compiler.h"
 #include "server/core/job_finisher.h"
 #include "server/core/sessions.h"
+#include "server/core/scheduler_fixtures.h"
 #include "testing/eventually.h"
 #include "testing/process.h"
 
@@ -29,18 +30,8 @@ using ::testing::HasSubstr;
 
 using testing::Eventually;
 
-v1::WorkerInfo Worker() {
-  v1::WorkerInfo info;
-  info.set_worker_id("host:gpu0");
-  info.set_hostname("host");
-  info.mutable_spec()->set_name("Test GPU");
-  info.mutable_spec()->set_arch("sm_90");
-  info.mutable_spec()->set_sm_count(132);
-  info.mutable_spec()->set_max_threads_per_block(1024);
-  info.mutable_spec()->set_smem_per_block_bytes(48 * 1024);
-  info.mutable_spec()->set_smem_per_block_optin_bytes(227 * 1024);
-  return info;
-}
+// The GPU worker the tests play.
+v1::WorkerInfo Worker() { return testing::Worker("host:gpu0"); }
 
 // What an honest worker reports for `job`: every trial of every shape
 // passed.

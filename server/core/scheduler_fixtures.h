@@ -56,6 +56,7 @@ class LeaseBox {
 // For tests that hold a lease without heartbeating.
 inline constexpr absl::Duration kLongTtl = absl::Seconds(60);
 
+// A worker of an H200-like GPU (the limits kbd checks plans against).
 inline v1::WorkerInfo Worker(const std::string& id,
                              const std::string& arch = "sm_90") {
   v1::WorkerInfo info;
@@ -65,6 +66,8 @@ inline v1::WorkerInfo Worker(const std::string& id,
   info.mutable_spec()->set_arch(arch);
   info.mutable_spec()->set_sm_count(132);
   info.mutable_spec()->set_max_threads_per_block(1024);
+  info.mutable_spec()->set_smem_per_block_bytes(48 * 1024);
+  info.mutable_spec()->set_smem_per_block_optin_bytes(227 * 1024);
   return info;
 }
 
