@@ -18,8 +18,8 @@
 #include "absl/time/clock.h"
 #include "compiler/nvrtc_compiler.h"
 #include "server/core/job_finisher.h"
-#include "server/core/sessions.h"
 #include "server/core/scheduler_fixtures.h"
+#include "server/core/sessions.h"
 #include "testing/eventually.h"
 #include "testing/process.h"
 
