@@ -61,7 +61,7 @@ class CounterProfiler {
     // can only add to (DRAM bytes). Empty, or rereads = 0: none. On the
     // H200 a re-read works when the configuration is the one the session
     // ran (RereadsKeepTheLeastRead), and never completes its pass after
-    // another one (run r44): the reads are then kept as they are.
+    // another one: the reads are then kept as they are (docs/profiling.md).
     std::set<std::string> least_of;
     int rereads = 0;
   };
