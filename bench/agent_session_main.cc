@@ -29,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/paths.h"
+#include "base/process/spawn.h"
 #include "client/kbench_client.h"
 #include "nlohmann/json.hpp"
 
@@ -52,25 +53,26 @@ class McpChild {
   bool Start(const std::vector<std::string>& argv) {
     int to_child[2], from_child[2];
     if (pipe2(to_child, O_CLOEXEC) != 0) return false;
-    if (pipe2(from_child, O_CLOEXEC) != 0) return false;
-    std::vector<std::string> args = argv;
-    std::vector<char*> cargv;
-    for (std::string& a : args) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(to_child[0], STDIN_FILENO);
-      dup2(from_child[1], STDOUT_FILENO);
-      execv(cargv[0], cargv.data());
-      std::fprintf(stderr, "agent_session: cannot run %s: %s\n", cargv[0],
-                   std::strerror(errno));
-      _exit(127);
+    if (pipe2(from_child, O_CLOEXEC) != 0) {
+      close(to_child[0]);
+      close(to_child[1]);
+      return false;
     }
+    kbench::SpawnOptions spawn;
+    spawn.argv = argv;
+    spawn.fds = {{0, to_child[0]}, {1, from_child[1]}};
+    absl::StatusOr<pid_t> pid = kbench::SpawnProcess(spawn);
     close(to_child[0]);
     close(from_child[1]);
     in_ = to_child[1];
     out_ = from_child[0];
-    return pid_ > 0;
+    if (!pid.ok()) {
+      std::fprintf(stderr, "agent_session: %s\n",
+                   std::string(pid.status().message()).c_str());
+      return false;
+    }
+    pid_ = *pid;
+    return true;
   }
 
   bool WriteLine(const std::string& line) {

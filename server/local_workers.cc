@@ -1,7 +1,6 @@
 #include "server/local_workers.h"
 
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/gpu_probe.h"
+#include "base/process/spawn.h"
 #include "spdlog/spdlog.h"
 
 namespace kbench {
@@ -44,27 +44,19 @@ std::vector<std::string> LocalWorkers::WorkerArgs(int gpu) const {
 }
 
 pid_t LocalWorkers::Spawn(int gpu) {
-  std::vector<std::string> args = WorkerArgs(gpu);
-  // Everything the child needs is built before fork: between fork and exec
-  // a child of a threaded process may only make async-signal-safe calls.
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(1);
-    dup2(STDERR_FILENO, STDOUT_FILENO);  // kbd's stdout stays clean.
-    execv(argv[0], argv.data());
-    _exit(127);
+  SpawnOptions spawn;
+  spawn.argv = WorkerArgs(gpu);
+  spawn.fds = {{1, STDERR_FILENO}};  // kbd's stdout stays clean.
+  // SIGTERM, not SIGKILL: the worker then stops its own kbrunner child.
+  spawn.death_signal = SIGTERM;
+  absl::StatusOr<pid_t> pid = SpawnProcess(spawn);
+  if (!pid.ok()) {
+    spdlog::error("starting kbworker for GPU {}: {}", gpu,
+                  pid.status().ToString());
+    return -1;
   }
-  if (pid < 0) {
-    spdlog::error("starting kbworker for GPU {}: fork failed", gpu);
-  } else {
-    spdlog::info("started kbworker pid {} for GPU {}", pid, gpu);
-  }
-  return pid;
+  spdlog::info("started kbworker pid {} for GPU {}", *pid, gpu);
+  return *pid;
 }
 
 void LocalWorkers::Start(int count) {

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/process/spawn.h"
 
 namespace kbench::testing {
 
@@ -25,17 +25,6 @@ absl::StatusOr<std::unique_ptr<PipeChild>> PipeChild::Start(
   auto c = std::unique_ptr<PipeChild>(new PipeChild());
   c->dir_ = std::make_unique<TempDir>();
   c->err_path_ = c->dir_->path() + "/stderr";
-  std::vector<std::string> args = argv;
-  std::vector<char*> cargv;
-  for (std::string& a : args) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  std::vector<std::string> envs;
-  for (char** e = environ; *e; ++e) envs.push_back(*e);
-  for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
-  std::vector<char*> cenv;
-  for (std::string& e : envs) cenv.push_back(e.data());
-  cenv.push_back(nullptr);
-
   int in_pipe[2], out_pipe[2];
   if (pipe2(in_pipe, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
@@ -47,26 +36,23 @@ absl::StatusOr<std::unique_ptr<PipeChild>> PipeChild::Start(
   }
   const int err = open(c->err_path_.c_str(),
                        O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    setpgid(0, 0);
-    signal(SIGPIPE, SIG_DFL);
-    dup2(in_pipe[0], STDIN_FILENO);  // dup2 clears FD_CLOEXEC.
-    dup2(out_pipe[1], STDOUT_FILENO);
-    dup2(err, STDERR_FILENO);
-    execve(cargv[0], cargv.data(), cenv.data());
-    _exit(127);
-  }
+  SpawnOptions spawn;
+  spawn.argv = argv;
+  spawn.env = env;
+  spawn.fds = {
+      {0, in_pipe[0]}, {1, out_pipe[1]}, {2, err < 0 ? kDevNull : err}};
+  spawn.new_process_group = true;
+  // SpawnProcess also gives the child back the default SIGPIPE.
+  absl::StatusOr<pid_t> pid = SpawnProcess(spawn);
   close(in_pipe[0]);
   close(out_pipe[1]);
-  close(err);
-  if (pid < 0) {
+  if (err >= 0) close(err);
+  if (!pid.ok()) {
     close(in_pipe[1]);
     close(out_pipe[0]);
-    return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
+    return pid.status();
   }
-  c->pid_ = pid;
+  c->pid_ = *pid;
   c->stdin_fd_ = in_pipe[1];
   c->stdout_fd_ = out_pipe[0];
   return c;

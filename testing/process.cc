@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "base/gpu_probe.h"
 #include "base/paths.h"
+#include "base/process/spawn.h"
 
 namespace kbench::testing {
 namespace fs = std::filesystem;
@@ -63,35 +63,25 @@ absl::StatusOr<std::unique_ptr<Child>> Child::Start(
   c->dir_ = std::make_unique<TempDir>();
   c->out_path_ = c->dir_->path() + "/stdout";
   c->err_path_ = c->dir_->path() + "/stderr";
-  std::vector<std::string> args = argv;
-  std::vector<char*> cargv;
-  for (std::string& a : args) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  std::vector<std::string> envs;
-  for (char** e = environ; *e; ++e) envs.push_back(*e);
-  for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
-  std::vector<char*> cenv;
-  for (std::string& e : envs) cenv.push_back(e.data());
-  cenv.push_back(nullptr);
-  const int out =
-      open(c->out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const int err =
-      open(c->err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    setpgid(0, 0);
-    dup2(out, STDOUT_FILENO);
-    dup2(err, STDERR_FILENO);
-    const int null = open("/dev/null", O_RDONLY);
-    dup2(null, STDIN_FILENO);
-    execve(cargv[0], cargv.data(), cenv.data());
-    _exit(127);
+  const int out = open(c->out_path_.c_str(),
+                       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int err = open(c->err_path_.c_str(),
+                       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out < 0 || err < 0) {
+    if (out >= 0) close(out);
+    if (err >= 0) close(err);
+    return absl::InternalError("cannot create the child's output files");
   }
+  SpawnOptions spawn;
+  spawn.argv = argv;
+  spawn.env = env;
+  spawn.fds = {{0, kDevNull}, {1, out}, {2, err}};
+  spawn.new_process_group = true;
+  absl::StatusOr<pid_t> pid = SpawnProcess(spawn);
   close(out);
   close(err);
-  if (pid < 0) return absl::InternalError("fork failed");
-  c->pid_ = pid;
+  if (!pid.ok()) return pid.status();
+  c->pid_ = *pid;
   return c;
 }
 

@@ -1,6 +1,6 @@
 // ChildProcess: the process half of RunnerProcess (worker/runner_process.h):
-// starting the kbrunner child with fork/exec (errors of the steps between
-// the two come back through a close-on-exec pipe), killing its process group
+// starting the kbrunner child through SpawnProcess (base/process/spawn.h:
+// an exec failure is an error naming the step), killing its process group
 // and reaping it, waiting at most kill_grace. The runner protocol (messages,
 // stdout capture, jobs) stays in worker/runner_process.cc. Internal to
 // worker/.

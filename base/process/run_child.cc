@@ -10,45 +10,31 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "base/process/forked_child.h"
+#include "base/process/spawn.h"
 #include "base/status_macros.h"
 
 namespace kbench {
 
 absl::StatusOr<StartedChild> StartChild(const std::vector<std::string>& argv,
                                         bool stdin_pipe) {
-  if (argv.empty()) return absl::InvalidArgumentError("no program to run");
-  // Built before fork: the child may only make async-signal-safe calls.
-  std::vector<char*> args;
-  for (const std::string& a : argv)
-    args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+  SpawnOptions spawn;
+  spawn.argv = argv;
   int fds[2] = {-1, -1};
-  if (stdin_pipe && pipe2(fds, O_CLOEXEC) != 0) {
-    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
-  }
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    const int err = errno;
-    if (stdin_pipe) {
-      close(fds[0]);
-      close(fds[1]);
+  if (stdin_pipe) {
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+      return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
     }
-    return absl::InternalError(absl::StrCat("fork: ", std::strerror(err)));
+    spawn.fds = {{0, fds[0]}};
   }
-  if (pid == 0) {
-    if (!PrepareForkedChild(parent)) _exit(126);
-    if (stdin_pipe && dup2(fds[0], 0) < 0) _exit(126);
-    execv(args[0], args.data());
-    _exit(127);
+  absl::StatusOr<pid_t> pid = SpawnProcess(spawn);
+  if (stdin_pipe) close(fds[0]);
+  if (!pid.ok()) {
+    if (stdin_pipe) close(fds[1]);
+    return pid.status();
   }
   StartedChild out;
-  out.pid = pid;
-  if (stdin_pipe) {
-    close(fds[0]);
-    out.stdin_fd = fds[1];
-  }
+  out.pid = *pid;
+  out.stdin_fd = fds[1];
   return out;
 }
 

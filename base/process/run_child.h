@@ -1,7 +1,7 @@
 // RunChild: runs a program to completion under a time limit, for helper
-// children that read and write files: fork, PrepareForkedChild (the child
-// dies with its parent), exec; the parent polls waitpid and kills the child
-// with SIGKILL at the deadline. Stdout and stderr are inherited; stdin too,
+// children that read and write files: SpawnProcess (the child dies with
+// the calling thread); the parent polls waitpid and kills the child with
+// SIGKILL at the deadline. Stdout and stderr are inherited; stdin too,
 // unless StartChild is asked for a pipe (a child that waits for its cue).
 //
 // Thread safety: safe to call from several threads (no shared state); the
@@ -22,12 +22,13 @@ namespace kbench {
 // How a child ended.
 struct ChildExit {
   bool timed_out = false;  // Killed at the deadline.
-  int exit_code = -1;      // When it exited: 127 when exec failed.
+  int exit_code = -1;      // When it exited.
   int signal = 0;          // When a signal ended it (SIGKILL on timeout).
 };
 
 // Runs argv[0] (a path; no PATH search) with `argv`, waiting at most
-// `timeout`. InvalidArgument for an empty argv; Internal when fork fails.
+// `timeout`. Errors as SpawnProcess's (FailedPrecondition when the program
+// cannot be executed).
 absl::StatusOr<ChildExit> RunChild(const std::vector<std::string>& argv,
                                    absl::Duration timeout);
 

@@ -28,10 +28,12 @@ TEST(RunChildTest, ReportsTheSignalThatEndedIt) {
   EXPECT_EQ(r->exit_code, -1);
 }
 
-TEST(RunChildTest, AProgramThatCannotBeExecutedExitsWith127) {
+TEST(RunChildTest, AProgramThatCannotBeExecutedIsNamedInTheError) {
   auto r = RunChild({"/nonexistent/kbrunner"}, absl::Seconds(30));
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->exit_code, 127);
+  ASSERT_TRUE(absl::IsFailedPrecondition(r.status())) << r.status();
+  EXPECT_NE(r.status().message().find("/nonexistent/kbrunner"),
+            std::string::npos);
+  EXPECT_NE(r.status().message().find("No such file"), std::string::npos);
 }
 
 TEST(RunChildTest, KillsTheChildAtTheDeadline) {

@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/paths.h"
-#include "base/process/forked_child.h"
+#include "base/process/spawn.h"
 #include "base/proto_io.h"
 #include "base/status_macros.h"
 #include "compiler/sandbox/compile_sandbox.pb.h"
@@ -25,21 +25,6 @@
 
 namespace kbench {
 namespace {
-
-// Runs in the forked child: only async-signal-safe calls until execve.
-[[noreturn]] void ChildExec(int in_r, int out_w, int err_w, pid_t parent,
-                            const char* path, char* const* argv) {
-  if (!PrepareForkedChild(parent)) _exit(127);
-  const int i = fcntl(in_r, F_DUPFD_CLOEXEC, 10);
-  const int o = fcntl(out_w, F_DUPFD_CLOEXEC, 10);
-  const int e = fcntl(err_w, F_DUPFD_CLOEXEC, 10);
-  if (i < 0 || o < 0 || e < 0 || dup2(i, 0) < 0 || dup2(o, 1) < 0 ||
-      dup2(e, 2) < 0) {
-    _exit(127);
-  }
-  execv(path, argv);
-  _exit(127);
-}
 
 // Copies a child's stderr into kbd's log, line by line (control
 // characters shown as '?', lines cut at 4 KiB), until the pipe ends; then
@@ -139,9 +124,6 @@ absl::StatusOr<std::unique_ptr<CompileSandbox::Child>> CompileSandbox::Spawn() {
     args.push_back(absl::StrCat("--include-dir=", dir));
   }
   if (options_.allow_unjailed) args.push_back("--allow-unjailed");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(&a[0]);
-  argv.push_back(nullptr);
   int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
   if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 ||
       pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -153,22 +135,22 @@ absl::StatusOr<std::unique_ptr<CompileSandbox::Child>> CompileSandbox::Spawn() {
     return absl::InternalError(
         absl::StrCat("cannot create pipes for kbcompile: ", strerror(err)));
   }
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid == 0)
-    ChildExec(in_pipe[0], out_pipe[1], err_pipe[1], parent, path.c_str(),
-              argv.data());
-  const int fork_errno = errno;
+  SpawnOptions spawn;
+  spawn.argv = std::move(args);
+  spawn.fds = {{0, in_pipe[0]}, {1, out_pipe[1]}, {2, err_pipe[1]}};
+  absl::StatusOr<pid_t> spawned = SpawnProcess(spawn);
   close(in_pipe[0]);
   close(out_pipe[1]);
   close(err_pipe[1]);
-  if (pid < 0) {
+  if (!spawned.ok()) {
     close(in_pipe[1]);
     close(out_pipe[0]);
     close(err_pipe[0]);
-    return absl::InternalError(
-        absl::StrCat("fork for kbcompile failed: ", strerror(fork_errno)));
+    return absl::Status(
+        spawned.status().code(),
+        absl::StrCat("cannot start kbcompile: ", spawned.status().message()));
   }
+  const pid_t pid = *spawned;
   auto child = std::make_unique<Child>();
   child->pid = pid;
   child->in_fd = in_pipe[1];
