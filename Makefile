@@ -5,6 +5,9 @@ PRESET ?=
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 CTEST_ARGS ?=
+# Labels `make check` builds and runs: unit, or unit+integration (what CI
+# runs under ASan and UBSan).
+CHECK ?= unit
 ifeq ($(PRESET),)
 BUILD_DIR ?= build
 CONFIGURE = cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
@@ -33,9 +36,19 @@ test: build
 
 # The inner loop: builds the unit tests and what they run, then runs the
 # unit label (every library's own tests and the layer check).
+# CHECK=unit+integration adds the process-level integration label.
+ifeq ($(CHECK),unit)
+CHECK_TARGETS = unit-tests
+CHECK_REGEX = ^unit$$
+else ifeq ($(CHECK),unit+integration)
+CHECK_TARGETS = unit-tests integration-tests
+CHECK_REGEX = ^(unit|integration)$$
+else
+$(error CHECK must be unit or unit+integration, not '$(CHECK)')
+endif
 check: configure
-	@cmake --build $(BUILD_DIR) -j $(JOBS) --target unit-tests
-	@ctest --test-dir $(BUILD_DIR) -L '^unit$$' -j $(JOBS) --output-on-failure $(CTEST_ARGS)
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target $(CHECK_TARGETS)
+	@ctest --test-dir $(BUILD_DIR) -L '$(CHECK_REGEX)' -j $(JOBS) --output-on-failure $(CTEST_ARGS)
 
 # Builds only what the demo runs (kbd, kbcompile, kbworker, kbrunner,
 # kbctl), starts kbd with its embedded store (and a local worker per GPU),

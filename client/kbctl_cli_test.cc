@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "client/client_fixtures.h"
 #include "client/commands.h"
-#include "client/kbctl_app.h"
 #include "client/progress.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
@@ -197,23 +197,9 @@ class FakeKbench final : public v1::Kbench::Service {
   int submits_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
+using Result = ::kbench::testing::KbctlResult;
 Result Kbctl(std::vector<std::string> args) {
-  args.insert(args.begin(), "kbctl");
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  std::ostringstream out, err;
-  Result result;
-  result.code = RunKbctl(static_cast<int>(args.size()), argv.data(), out, err);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
+  return ::kbench::testing::RunKbctlCommand(std::move(args));
 }
 
 class KbctlCliTest : public ::testing::Test {
@@ -234,23 +220,13 @@ class KbctlServerTest : public KbctlCliTest {
  protected:
   void SetUp() override {
     KbctlCliTest::SetUp();
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                             &port);
-    builder.RegisterService(&service_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    ASSERT_GT(port, 0);
-    address_ = "127.0.0.1:" + std::to_string(port);
-  }
-  void TearDown() override {
-    server_->Shutdown(std::chrono::system_clock::now() +
-                      std::chrono::seconds(1));
+    server_ = std::make_unique<kbench::testing::LoopbackServer>(&service_);
+    ASSERT_TRUE(server_->ok());
+    address_ = server_->address();
   }
 
   FakeKbench service_;
-  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<kbench::testing::LoopbackServer> server_;
   std::string address_;
 };
 

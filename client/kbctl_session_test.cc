@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "client/kbctl_app.h"
+#include "client/client_fixtures.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -130,46 +130,25 @@ class FakeSessions final : public v1::Kbench::Service {
   bool empty_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using Result = ::kbench::testing::KbctlResult;
 
 class KbctlSessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
     unsetenv("KBENCH_SERVER");
     unsetenv("KBENCH_SESSION");
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                             &port);
-    builder.RegisterService(&service_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    address_ = "127.0.0.1:" + std::to_string(port);
+    server_ = std::make_unique<kbench::testing::LoopbackServer>(&service_);
+    ASSERT_TRUE(server_->ok());
+    address_ = server_->address();
   }
-  void TearDown() override { server_->Shutdown(); }
 
   Result Kbctl(std::vector<std::string> args) {
-    args.insert(args.begin(), "kbctl");
-    args.push_back("--server");
-    args.push_back(address_);
-    std::vector<char*> argv;
-    for (std::string& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    std::ostringstream out, err;
-    Result result;
-    result.code =
-        RunKbctl(static_cast<int>(args.size()), argv.data(), out, err);
-    result.out = out.str();
-    result.err = err.str();
-    return result;
+    args.insert(args.end(), {"--server", address_});
+    return ::kbench::testing::RunKbctlCommand(std::move(args));
   }
 
   FakeSessions service_;
-  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<kbench::testing::LoopbackServer> server_;
   std::string address_;
 };
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "agent/agent_tools.h"
-#include "client/kbctl_app.h"
+#include "client/client_fixtures.h"
 #include "nlohmann/json.hpp"
 
 namespace kbench {
@@ -22,23 +22,9 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
+using Result = ::kbench::testing::KbctlResult;
 Result Kbctl(std::vector<std::string> args) {
-  args.insert(args.begin(), "kbctl");
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  std::ostringstream out, err;
-  Result result;
-  result.code = RunKbctl(static_cast<int>(args.size()), argv.data(), out, err);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
+  return ::kbench::testing::RunKbctlCommand(std::move(args));
 }
 
 // Problems with `schema` as a tool's parameters: a JSON Schema object of

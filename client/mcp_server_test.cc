@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "client/client_fixtures.h"
 #include "grpcpp/grpcpp.h"
 #include "kbench/v1/kbench.grpc.pb.h"
 
@@ -465,20 +466,14 @@ class FakeSessions final : public v1::Kbench::Service {
 class McpSessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                             &port);
-    builder.RegisterService(&service_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    client_ = std::make_unique<KbenchClient>(
-        "127.0.0.1:" + std::to_string(port), absl::Seconds(30));
+    server_ = std::make_unique<kbench::testing::LoopbackServer>(&service_);
+    ASSERT_TRUE(server_->ok());
+    client_ =
+        std::make_unique<KbenchClient>(server_->address(), absl::Seconds(30));
   }
-  void TearDown() override { server_->Shutdown(); }
 
   FakeSessions service_;
-  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<kbench::testing::LoopbackServer> server_;
   std::unique_ptr<KbenchClient> client_;
   FakeBackend backend_;
 };

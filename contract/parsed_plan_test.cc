@@ -6,43 +6,23 @@
 #include "contract/parsed_plan.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "contract/job_defaults.h"
 #include "contract/launch_plan.h"
+#include "contract/plan_fixtures.h"
 #include "contract/problem_util.h"
 #include "contract/runner_job.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 
 namespace kbench {
 namespace {
 
+using ::kbench::testing::LoadProblem;
+using ::kbench::testing::MustParse;
+using ::kbench::testing::ReadSource;
 using ::testing::HasSubstr;
-
-std::string ReadSource(const std::string& relative) {
-  std::ifstream in(std::string(KBENCH_SOURCE_DIR) + "/" + relative);
-  EXPECT_TRUE(in.good()) << relative;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-v1::Problem LoadProblem(const std::string& name) {
-  v1::Problem problem;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
-      ReadSource("kernels/problems/" + name + ".textproto"), &problem));
-  return problem;
-}
-
-v1::LaunchPlan MustParse(const std::string& source) {
-  absl::StatusOr<v1::LaunchPlan> plan = ParseLaunchPlan(source);
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  return plan.ok() ? *plan : v1::LaunchPlan();
-}
 
 void ExpectSamePlan(const ConcretePlan& a, const ConcretePlan& b) {
   ASSERT_EQ(a.launches.size(), b.launches.size());

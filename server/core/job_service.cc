@@ -190,18 +190,13 @@ void JobService::OnCompiled(const std::string& job_id, const Prepared& p,
   }
   const v1::GpuSpec spec =
       workers_->StrictestSpec(p.arch, absl::Now()).value_or(DefaultGpuSpec());
-  for (const v1::ShapeSet& set : p.check_sets) {
-    for (const v1::Shape& shape : set.shapes()) {
-      absl::Status s = [&]() -> absl::Status {
-        ASSIGN_OR_RETURN(DimValues dims, ShapeDims(*p.problem, shape));
-        ASSIGN_OR_RETURN(ConcretePlan cp,
-                         ResolveLaunchPlan(p.plan, *p.problem, dims));
-        return CheckDeviceLimits(cp, spec, static_smem);
-      }();
-      if (!s.ok()) {
-        fail(v1::VERDICT_REJECTED, set.hidden() ? HiddenCaseError(s) : s);
-        return;
-      }
+  // Shared memory needs the compiled kernels' static use: the plans that
+  // Prepare resolved are checked again with it.
+  for (const Prepared::ResolvedShape& r : p.resolved) {
+    if (absl::Status s = CheckDeviceLimits(r.plan, spec, static_smem);
+        !s.ok()) {
+      fail(v1::VERDICT_REJECTED, r.hidden ? HiddenCaseError(s) : s);
+      return;
     }
   }
   if (p.kind == v1::JOB_KIND_COMPILE) {

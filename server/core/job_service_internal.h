@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "contract/launch_plan.h"
 #include "kbench/v1/kbench.pb.h"
 #include "kbench/v1/problem.pb.h"
 #include "kbench/v1/report.pb.h"
@@ -24,6 +25,13 @@ struct JobService::Prepared {
   const v1::Problem* problem = nullptr;
   v1::LaunchPlan plan;
   std::vector<v1::ShapeSet> check_sets;
+  // The plan resolved at each shape of check_sets (in order), checked
+  // against the grid and block limits; OnCompiled checks shared memory.
+  struct ResolvedShape {
+    ConcretePlan plan;
+    bool hidden = false;  // From a hidden set: errors name no dims.
+  };
+  std::vector<ResolvedShape> resolved;
   std::string timing_set;  // Submit and profile.
   v1::Shape timing_shape;
   int trials = 0;

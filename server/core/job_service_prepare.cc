@@ -17,6 +17,7 @@
 #include "base/untrusted_input.h"
 #include "contract/job_defaults.h"
 #include "contract/launch_plan.h"
+#include "contract/parsed_plan.h"
 #include "contract/problem_util.h"
 #include "contract/runner_job.h"
 #include "server/core/job_service.h"
@@ -87,7 +88,9 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
   if (problem_name.empty()) problem_name = options_.default_problem;
   ASSIGN_OR_RETURN(p.problem, problems_->Find(problem_name));
   p.request.set_problem(problem_name);
-  RETURN_IF_ERROR(ValidateLaunchPlan(p.plan, *p.problem));
+  // Validated and parsed once; every shape below resolves the parsed form.
+  ASSIGN_OR_RETURN(const ParsedPlan parsed,
+                   ParsedPlan::Create(p.plan, *p.problem));
 
   if (request.trials() < 0 || request.trials() > options_.max_trials) {
     return absl::InvalidArgumentError(
@@ -161,9 +164,10 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
     for (const v1::Shape& shape : set.shapes()) {
       absl::Status s = [&]() -> absl::Status {
         ASSIGN_OR_RETURN(DimValues dims, ShapeDims(*p.problem, shape));
-        ASSIGN_OR_RETURN(ConcretePlan cp,
-                         ResolveLaunchPlan(p.plan, *p.problem, dims));
-        return CheckDeviceLimits(cp, spec);
+        ASSIGN_OR_RETURN(ConcretePlan cp, parsed.Resolve(dims));
+        RETURN_IF_ERROR(CheckDeviceLimits(cp, spec));
+        p.resolved.push_back({std::move(cp), set.hidden()});
+        return absl::OkStatus();
       }();
       if (!s.ok()) return set.hidden() ? HiddenCaseError(s) : s;
     }
