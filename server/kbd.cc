@@ -16,15 +16,9 @@
 #include "compiler/sandbox/compile_sandbox.h"
 #include "contract/problem_registry.h"
 #include "contract/worker_auth.h"
-#include "server/core/agent_service.h"
 #include "server/core/compile_service.h"
-#include "server/core/job_finisher.h"
-#include "server/core/job_service.h"
-#include "server/core/job_table.h"
+#include "server/core/core.h"
 #include "server/core/kbd_metrics.h"
-#include "server/core/scheduler.h"
-#include "server/core/sessions.h"
-#include "server/core/worker_registry.h"
 #include "server/grpc/grpc_health_updater.h"
 #include "server/grpc/kbench_grpc_service.h"
 #include "server/grpc/worker_grpc_service.h"
@@ -50,16 +44,10 @@ struct Kbd::Parts {
   int local_workers = 0;
   NvrtcCompiler compiler;
   std::unique_ptr<CompileSandbox> sandbox;
-  std::unique_ptr<CompileService> compile_service;
-  std::unique_ptr<WorkerRegistry> workers;
-  std::unique_ptr<JobTable> jobs;
   Metrics metrics;
-  std::unique_ptr<Sessions> sessions;
-  std::unique_ptr<JobFinisher> finisher;
-  std::unique_ptr<Scheduler> scheduler;
-  std::unique_ptr<JobService> job_service;
+  std::unique_ptr<CompileService> compile_service;
+  std::unique_ptr<Core> core;
   std::unique_ptr<Retention> retention;
-  std::unique_ptr<AgentService> agent_service;
   std::unique_ptr<KbenchGrpcService> kbench_grpc;
   std::unique_ptr<WorkerGrpcService> worker_grpc;
   std::unique_ptr<grpc::Server> grpc_server;
@@ -165,41 +153,22 @@ absl::Status Kbd::Start() {
   co.per_client_running = o.compile_per_client;
   p->compile_service = std::make_unique<CompileService>(
       co, &p->compiler, p->store.get(), p->sandbox.get());
-  p->workers = std::make_unique<WorkerRegistry>(WorkerRegistry::Options{});
-  p->jobs = std::make_unique<JobTable>(JobTable::Options{}, p->store.get());
-  p->sessions = std::make_unique<Sessions>(Sessions::Options{}, p->store.get());
-  p->finisher = std::make_unique<JobFinisher>(JobFinisher::Options{},
-                                              p->problems.get(), p->jobs.get(),
-                                              p->sessions.get(), &p->metrics);
-  Scheduler::Options sched;
-  sched.lease_ttl = absl::Milliseconds(o.lease_ttl_ms);
-  sched.no_worker_timeout = absl::Milliseconds(o.no_worker_timeout_ms);
-  p->scheduler = std::make_unique<Scheduler>(
-      sched, p->jobs.get(), p->workers.get(),
-      [finisher = p->finisher.get()](const std::string& id,
-                                     v1::JobResult result) {
-        finisher->Finish(id, std::move(result));
-      });
-  JobService::Options jo;
-  jo.worker_grace =
+  Core::Options core;
+  core.scheduler.lease_ttl = absl::Milliseconds(o.lease_ttl_ms);
+  core.scheduler.no_worker_timeout = absl::Milliseconds(o.no_worker_timeout_ms);
+  core.job_service.worker_grace =
       p->local_workers > 0 ? absl::Seconds(30) : absl::ZeroDuration();
-  jo.timing_max_time_ms = o.timing_max_time_ms;
-  JobService::Deps deps;
-  deps.store = p->store.get();
-  deps.problems = p->problems.get();
-  deps.compiler = p->compile_service.get();
-  deps.workers = p->workers.get();
-  deps.jobs = p->jobs.get();
-  deps.sessions = p->sessions.get();
-  deps.scheduler = p->scheduler.get();
-  deps.finisher = p->finisher.get();
-  p->job_service = std::make_unique<JobService>(jo, deps);
-  RETURN_IF_ERROR(RegisterKbdMetrics(&p->metrics, p->scheduler.get(),
-                                     p->workers.get(), p->jobs.get()));
+  core.job_service.timing_max_time_ms = o.timing_max_time_ms;
+  p->core = std::make_unique<Core>(
+      core, Core::Deps{p->store.get(), p->problems.get(),
+                       p->compile_service.get(), &p->metrics});
+  Core& c = *p->core;
+  RETURN_IF_ERROR(
+      RegisterKbdMetrics(&p->metrics, c.scheduler(), c.workers(), c.jobs()));
   RETURN_IF_ERROR(RegisterStoreMetrics(&p->metrics, p->store.get()));
   RETURN_IF_ERROR(
       RegisterCompileMetrics(&p->metrics, p->compile_service.get()));
-  p->job_service->Recover();
+  c.job_service()->Recover();
   // After recovery (it never deletes unfinished jobs anyway); prunes on its
   // own thread at once, then every 10 minutes.
   Retention::Options ro;
@@ -207,15 +176,12 @@ absl::Status Kbd::Start() {
   ro.policy.max_bytes = std::max<int64_t>(0, o.store_max_bytes);
   p->retention = std::make_unique<Retention>(ro, p->store.get());
   p->retention->Start();
-  p->agent_service = std::make_unique<AgentService>(
-      AgentService::Options{}, p->sessions.get(), p->store.get(),
-      p->problems.get(), p->jobs.get());
 
   // gRPC.
-  p->kbench_grpc = std::make_unique<KbenchGrpcService>(p->job_service.get(),
-                                                       p->agent_service.get());
-  p->worker_grpc = std::make_unique<WorkerGrpcService>(p->scheduler.get(),
-                                                       p->worker_auth.get());
+  p->kbench_grpc =
+      std::make_unique<KbenchGrpcService>(c.job_service(), c.agent_service());
+  p->worker_grpc =
+      std::make_unique<WorkerGrpcService>(c.scheduler(), p->worker_auth.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(o.listen, grpc::InsecureServerCredentials(),
@@ -253,8 +219,7 @@ absl::Status Kbd::Start() {
   ho.allowed_hosts = o.http_allowed_hosts;
   ho.allowed_origins = o.http_allowed_origins;
   p->dashboard = std::make_unique<DashboardApi>(
-      p->job_service.get(), p->agent_service.get(), p->workers.get(),
-      p->scheduler.get());
+      c.job_service(), c.agent_service(), c.workers(), c.scheduler());
   ho.routes.push_back([dashboard = p->dashboard.get()](httplib::Server& s) {
     dashboard->Install(s);
   });
@@ -263,7 +228,7 @@ absl::Status Kbd::Start() {
   });
   ho.routes.push_back(InstallWebAssetRoutes);
   p->tool_backend = std::make_unique<LocalToolBackend>(
-      p->job_service.get(), p->agent_service.get(), ho.job_timeout);
+      c.job_service(), c.agent_service(), ho.job_timeout);
   p->http = std::make_unique<HttpServer>(ho, p->tool_backend.get());
   if (o.http_listen != "off") {
     absl::StatusOr<int> http_port = p->http->Start();

@@ -17,7 +17,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "compiler/nvrtc_compiler.h"
-#include "server/core/job_finisher.h"
+#include "server/core/core.h"
 #include "server/core/scheduler_fixtures.h"
 #include "server/core/sessions.h"
 #include "testing/eventually.h"
@@ -63,7 +63,7 @@ class JobServiceTest : public ::testing::Test {
  protected:
   void SetUp() override { Build(); }
 
-  // Builds the core as server/kbd.cc does, on the store in dir_.
+  // Builds the core (as server/kbd.cc does) on the store in dir_.
   void Build(absl::Duration worker_grace = absl::ZeroDuration()) {
     auto store = Store::Open({dir_.path() + "/kbench.db"});
     ASSERT_TRUE(store.ok()) << store.status();
@@ -75,39 +75,21 @@ class JobServiceTest : public ::testing::Test {
     CompileService::Options co;
     co.threads = 2;
     compile_ = std::make_unique<CompileService>(co, &compiler_, store_.get());
-    workers_ = std::make_unique<WorkerRegistry>(WorkerRegistry::Options{});
-    jobs_ = std::make_unique<JobTable>(JobTable::Options{}, store_.get());
-    sessions_ = std::make_unique<Sessions>(Sessions::Options{}, store_.get());
-    finisher_ = std::make_unique<JobFinisher>(
-        JobFinisher::Options{}, problems_.get(), jobs_.get(), sessions_.get());
-    scheduler_ = std::make_unique<Scheduler>(
-        Scheduler::Options{}, jobs_.get(), workers_.get(),
-        [this](const std::string& id, v1::JobResult r) {
-          finisher_->Finish(id, std::move(r));
-        });
-    JobService::Options jo;
-    jo.worker_grace = worker_grace;
-    JobService::Deps deps;
-    deps.store = store_.get();
-    deps.problems = problems_.get();
-    deps.compiler = compile_.get();
-    deps.workers = workers_.get();
-    deps.jobs = jobs_.get();
-    deps.sessions = sessions_.get();
-    deps.scheduler = scheduler_.get();
-    deps.finisher = finisher_.get();
-    service_ = std::make_unique<JobService>(jo, deps);
+    Core::Options o;
+    o.job_service.worker_grace = worker_grace;
+    core_ = std::make_unique<Core>(
+        o, Core::Deps{store_.get(), problems_.get(), compile_.get()});
+    workers_ = core_->workers();
+    jobs_ = core_->jobs();
+    sessions_ = core_->sessions();
+    scheduler_ = core_->scheduler();
+    service_ = core_->job_service();
   }
 
   void TearDown() override { Destroy(); }
   void Destroy() {
     if (compile_) compile_->Shutdown();
-    service_.reset();
-    scheduler_.reset();
-    finisher_.reset();
-    sessions_.reset();
-    jobs_.reset();
-    workers_.reset();
+    core_.reset();
     compile_.reset();
     problems_.reset();
     store_.reset();
@@ -152,12 +134,13 @@ class JobServiceTest : public ::testing::Test {
   std::unique_ptr<Store> store_;
   std::unique_ptr<ProblemRegistry> problems_;
   std::unique_ptr<CompileService> compile_;
-  std::unique_ptr<WorkerRegistry> workers_;
-  std::unique_ptr<JobTable> jobs_;
-  std::unique_ptr<Sessions> sessions_;
-  std::unique_ptr<JobFinisher> finisher_;
-  std::unique_ptr<Scheduler> scheduler_;
-  std::unique_ptr<JobService> service_;
+  std::unique_ptr<Core> core_;
+  // The core's parts, borrowed from core_.
+  WorkerRegistry* workers_ = nullptr;
+  JobTable* jobs_ = nullptr;
+  Sessions* sessions_ = nullptr;
+  Scheduler* scheduler_ = nullptr;
+  JobService* service_ = nullptr;
 };
 
 TEST_F(JobServiceTest, ACompileJobEndsWithItsTurnWrittenBeforeItIsSeenDone) {
