@@ -235,7 +235,7 @@ int main(int argc, char** argv) {
       row.text = reply.dump();
     }
     rows.push_back(row);
-    const json structured = result.value("structuredContent", json::object());
+    json structured = result.value("structuredContent", json::object());
     if (session.empty() && structured.contains("session_id") &&
         structured["session_id"].is_string()) {
       session = structured["session_id"].get<std::string>();

@@ -17,7 +17,7 @@
 namespace kbench {
 namespace {
 
-long NowMs() { return static_cast<long>(absl::ToUnixMillis(absl::Now())); }
+int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,7 +61,7 @@ class LocalWorkers {
     int gpu = 0;
     pid_t pid = -1;
     int quick_failures = 0;
-    long started_ms = 0;
+    int64_t started_ms = 0;
     bool given_up = false;
   };
   pid_t Spawn(int gpu);

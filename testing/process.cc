@@ -41,7 +41,7 @@ std::string WorkerTokenFileFor(const std::string& address) {
 
 std::string BinDir() {
   if (const char* d = std::getenv("KBENCH_BIN_DIR"); d && *d) return d;
-  const std::string exe_dir = ExeDir();
+  std::string exe_dir = ExeDir();
   if (fs::exists(exe_dir + "/kbd")) return exe_dir;
   return (fs::path(exe_dir) / ".." / "bin").lexically_normal().string();
 }
@@ -95,8 +95,9 @@ bool Child::Running() {
 
 int Child::Wait(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
-  while (Running() && absl::Now() < deadline)
+  while (Running() && absl::Now() < deadline) {
     absl::SleepFor(absl::Milliseconds(10));
+  }
   if (!reaped_ || !WIFEXITED(status_)) return -1;
   return WEXITSTATUS(status_);
 }
@@ -154,7 +155,7 @@ absl::StatusOr<std::unique_ptr<KbdProcess>> KbdProcess::Start(
   const std::string http_port_file = k->temp_->path() + "/http_port";
   bool own_http = true;
   for (const std::string& a : options.extra_args) {
-    if (a.rfind("--http-listen", 0) == 0) own_http = false;
+    if (absl::StartsWith(a, "--http-listen")) own_http = false;
   }
   if (own_http) {
     argv.insert(argv.end(), {"--http-listen", "127.0.0.1:0"});

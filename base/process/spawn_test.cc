@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cinttypes>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -124,13 +125,14 @@ TEST(SpawnProcessTest, IgnoredSignalsAndTheMaskAreNotInherited) {
   // "SigBlk:\tHEX\nSigIgn:\tHEX\n": bit n-1 is signal n. glibc reserves
   // signals 32 and 33 for itself and refuses sigaction on them (under ASan
   // they arrive ignored), so only the standard signals 1..31 are compared.
-  unsigned long long blocked = ~0ull, ignored = ~0ull;
-  ASSERT_EQ(std::sscanf(out.text.c_str(), "SigBlk: %llx SigIgn: %llx", &blocked,
-                        &ignored),
-            2)
+  uint64_t blocked = ~uint64_t{0}, ignored = ~uint64_t{0};
+  ASSERT_EQ(
+      std::sscanf(out.text.c_str(), "SigBlk: %" SCNx64 " SigIgn: %" SCNx64,
+                  &blocked, &ignored),
+      2)
       << out.text;
   EXPECT_EQ(blocked, 0u) << out.text;
-  EXPECT_EQ(ignored & 0x7fffffffull, 0u) << out.text;
+  EXPECT_EQ(ignored & uint64_t{0x7fffffff}, 0u) << out.text;
 }
 
 TEST(SpawnProcessTest, AMissingProgramIsFailedPreconditionWithItsName) {
