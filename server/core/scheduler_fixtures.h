@@ -62,6 +62,7 @@ inline v1::WorkerInfo Worker(const std::string& id,
   v1::WorkerInfo info;
   info.set_worker_id(id);
   info.set_hostname("host");
+  info.set_version(KBENCH_VERSION);
   info.mutable_spec()->set_name("Test GPU");
   info.mutable_spec()->set_arch(arch);
   info.mutable_spec()->set_sm_count(132);

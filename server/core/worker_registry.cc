@@ -201,6 +201,15 @@ absl::Status ValidateWorkerInfo(const v1::WorkerInfo& info) {
   RETURN_IF_ERROR(ValidateJobId(info.worker_id(), "worker.worker_id"));
   RETURN_IF_ERROR(ValidateText(info.hostname(), 255, "worker.hostname"));
   RETURN_IF_ERROR(ValidateText(info.version(), 128, "worker.version"));
+  // RunnerJob's fields and what a result means change between versions, and
+  // the same request will never pass: the worker stops on InvalidArgument.
+  if (info.version() != KBENCH_VERSION) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "worker.version is '", info.version(), "' but this kbd is ",
+        KBENCH_VERSION,
+        "; the worker protocol changes between versions, so run the kbworker "
+        "(and kbrunner) of the same kbench build as kbd"));
+  }
   if (info.gpu_index() < 0 || info.gpu_index() > 1023) {
     return absl::InvalidArgumentError(absl::StrCat(
         "worker.gpu_index is ", info.gpu_index(), "; it must be 0 to 1023"));

@@ -43,11 +43,12 @@ bool IsGpuArch(absl::string_view arch);
 std::string DescribeArchs(const std::map<std::string, int>& archs);
 
 // Checks what a worker says about itself before anything is stored:
-// worker_id as a job id (base/untrusted_input.h), hostname and version
-// as bounded text, and a GPU spec within physical ranges (name present,
-// arch like sm_90 and matching the compute capability, SM count, threads per
-// block 64..4096, shared memory, block and grid limits, finite ceilings).
-// InvalidArgument naming the field, its value and the accepted range.
+// worker_id as a job id (base/untrusted_input.h), hostname as bounded
+// text, version equal to kbd's own (KBENCH_VERSION), and a GPU spec within
+// physical ranges (name present, arch like sm_90 and matching the compute
+// capability, SM count, threads per block 64..4096, shared memory, block and
+// grid limits, finite ceilings). InvalidArgument naming the field, its value
+// and the accepted range.
 absl::Status ValidateWorkerInfo(const v1::WorkerInfo& info);
 
 class WorkerRegistry {

@@ -163,7 +163,7 @@ v1::WorkerInfo Valid(const std::string& id, const std::string& arch = "sm_90") {
   info.set_worker_id(id);
   info.set_hostname("host");
   info.set_gpu_index(0);
-  info.set_version("0.1.0");
+  info.set_version(KBENCH_VERSION);
   v1::GpuSpec* s = info.mutable_spec();
   s->set_name("NVIDIA H200");
   s->set_uuid("GPU-1234");
@@ -262,6 +262,10 @@ TEST(WorkerRegistryTest, FakeOrBrokenSpecsAreInvalidArgument) {
        },
        "measured_copy_gbps"},
       {"no spec", [](v1::WorkerInfo* i) { i->clear_spec(); }, "spec"},
+      {"another build", [](v1::WorkerInfo* i) { i->set_version("0.0.9-old"); },
+       "worker.version is '0.0.9-old' but this kbd is " KBENCH_VERSION},
+      {"no version", [](v1::WorkerInfo* i) { i->clear_version(); },
+       "worker.version"},
   };
   for (const Case& c : cases) {
     v1::WorkerInfo info = Valid("h:gpu0");

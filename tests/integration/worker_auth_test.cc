@@ -54,6 +54,7 @@ v1::WorkerInfo RogueInfo(const std::string& id) {
   v1::WorkerInfo info;
   info.set_worker_id(id);
   info.set_hostname("rogue");
+  info.set_version(KBENCH_VERSION);
   v1::GpuSpec* s = info.mutable_spec();
   s->set_name("Rogue GPU");
   s->set_arch("sm_90");
@@ -308,6 +309,26 @@ TEST_F(WorkerAuthTest, FakeSpecsCannotBreakCompiles) {
   ASSERT_TRUE(kbench_->GetGpuSpecs(Ctx("").get(), {}, &specs).ok());
   ASSERT_EQ(specs.gpus_size(), 1);
   EXPECT_EQ(specs.gpus(0).spec().max_threads_per_block(), 1024);
+}
+
+// A kbworker of another build would misread RunnerJob: refused with the
+// two versions named (InvalidArgument, so kbworker stops instead of
+// retrying), before it is listed or leased anything.
+TEST_F(WorkerAuthTest, AWorkerOfAnotherBuildIsRefused) {
+  v1::WorkerInfo old = RogueInfo("old:gpu0");
+  old.set_version("0.0.9");
+  v1::LeaseJobResponse lease;
+  const grpc::Status s = Lease(Bearer(), old, &lease);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("'0.0.9'"));
+  EXPECT_THAT(s.error_message(), HasSubstr(KBENCH_VERSION));
+  EXPECT_TRUE(lease.lease_id().empty());
+  // Not registered: kbd still has no GPU worker.
+  v1::GetGpuSpecsResponse specs;
+  const grpc::Status listed = kbench_->GetGpuSpecs(Ctx("").get(), {}, &specs);
+  EXPECT_EQ(listed.error_code(), grpc::StatusCode::FAILED_PRECONDITION)
+      << listed.error_message();
+  EXPECT_EQ(specs.gpus_size(), 0);
 }
 
 TEST_F(WorkerAuthTest, HonestWorkerStillPassesEndToEnd) {
