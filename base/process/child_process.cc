@@ -67,6 +67,7 @@ absl::Status ChildProcess::Spawn(const std::string& path,
     // SpawnProcess reaped it.
     reaped_ = gone_ = true;
     wait_status_ = -1;
+    start_error_ = std::string(pid.status().message());
     return absl::FailedPreconditionError(
         absl::StrCat(pid.status().message(),
                      "; check that the runner path exists and is executable"));
@@ -128,6 +129,9 @@ void ChildProcess::Kill() {
 }
 
 std::string ChildProcess::EndDescription() const {
+  if (!start_error_.empty()) {
+    return absl::StrCat("could not be started: ", start_error_);
+  }
   if (reaped_) {
     return wait_status_ == -1 ? "ended (its exit status was collected "
                                 "elsewhere)"

@@ -66,7 +66,8 @@ class ChildProcess {
   // reaper. Idempotent.
   void Kill();
   // How the process ended ("exited with status 3", "was killed by signal 9
-  // (Killed)"); "is still running" while it has not been reaped.
+  // (Killed)", "could not be started: ..."); "is still running" while it has
+  // not been reaped.
   std::string EndDescription() const;
   // The raw wait status once reaped (see waitpid); -1 when unknown.
   int wait_status() const { return reaped_ ? wait_status_ : -1; }
@@ -77,6 +78,9 @@ class ChildProcess {
   bool reaped_ = false;
   bool gone_ = false;
   int wait_status_ = 0;
+  // Why exec failed (Spawn's error), when it did; the child was reaped by
+  // SpawnProcess then.
+  std::string start_error_;
 };
 
 }  // namespace internal
