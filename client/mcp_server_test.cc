@@ -1,7 +1,7 @@
 // McpServer (`kbctl mcp`): the JSON-RPC 2.0 / MCP handling of every method
-// and error against a scripted AgentToolBackend, the line protocol of
-// Serve() over string streams, and the session it creates through a fake
-// kbench.v1.Kbench service.
+// and error against a scripted AgentToolBackend, and the line protocol of
+// Serve() over string streams. The session it creates is tested in
+// mcp_session_test.cc.
 #include "client/mcp_server.h"
 
 #include <gmock/gmock.h>
@@ -12,10 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
-#include "client/client_fixtures.h"
-#include "grpcpp/grpcpp.h"
-#include "kbench/v1/kbench.grpc.pb.h"
+#include "client/mcp_fixtures.h"
 
 namespace kbench {
 namespace {
@@ -23,67 +20,9 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-class FakeBackend : public AgentToolBackend {
- public:
-  absl::StatusOr<v1::GetGpuSpecsResponse> GetGpuSpecs(
-      const std::string& session_id) override {
-    sessions.push_back(session_id);
-    if (!specs_status.ok()) return specs_status;
-    v1::GetGpuSpecsResponse r;
-    v1::GpuSpec* g = r.add_gpus()->mutable_spec();
-    g->set_name("NVIDIA H200");
-    g->set_arch("sm_90");
-    g->set_sm_count(132);
-    return r;
-  }
-  absl::StatusOr<v1::GetProblemResponse> GetProblem(
-      const std::string& name, const std::string& session_id) override {
-    sessions.push_back(session_id);
-    v1::GetProblemResponse r;
-    r.mutable_problem()->set_name(name.empty() ? "gather_linear_fp32" : name);
-    r.set_entry_prototype("extern \"C\" __global__ void gather_linear(...)");
-    r.set_contract("KERNEL CONTRACT ...");
-    return r;
-  }
-  absl::StatusOr<v1::Job> RunJob(v1::JobKind kind,
-                                 const v1::KernelRequest& request) override {
-    sessions.push_back(request.session_id());
-    last_request = request;
-    v1::Job job;
-    job.set_id("j-1");
-    job.set_kind(kind);
-    job.set_problem("gather_linear_fp32");
-    job.set_filename(request.filename());
-    job.mutable_result()->set_verdict(verdict);
-    job.mutable_result()->set_message(
-        verdict == v1::VERDICT_PASSED ? "" : "odd/b7: 3 of 56 outputs wrong");
-    return job;
-  }
-  absl::StatusOr<v1::CompareRunsResponse> CompareRuns(
-      const std::string& session_id, int a, int b) override {
-    sessions.push_back(session_id);
-    v1::CompareRunsResponse r;
-    r.mutable_a()->set_turn(a);
-    r.mutable_b()->set_turn(b);
-    return r;
-  }
-
-  absl::Status specs_status = absl::OkStatus();
-  v1::Verdict verdict = v1::VERDICT_PASSED;
-  v1::KernelRequest last_request;
-  std::vector<std::string> sessions;  // The session of every call, in order.
-};
-
-json Request(const json& id, const std::string& method,
-             const json& params = json()) {
-  json m = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
-  if (!params.is_null()) m["params"] = params;
-  return m;
-}
-
-json Call(const json& id, const std::string& tool, const json& args) {
-  return Request(id, "tools/call", {{"name", tool}, {"arguments", args}});
-}
+using mcp_testing::Call;
+using mcp_testing::FakeBackend;
+using mcp_testing::Request;
 
 class McpServerTest : public ::testing::Test {
  protected:
@@ -432,109 +371,6 @@ TEST_F(McpServerTest, ServeReturnsTwoWhenTheOutputFails) {
   std::ostringstream out;
   out.setstate(std::ios::badbit);
   EXPECT_EQ(server_.Serve(in, out), 2);
-}
-
-// ---- The session, created through a fake Kbench service.
-
-class FakeSessions final : public v1::Kbench::Service {
- public:
-  grpc::Status CreateSession(grpc::ServerContext*,
-                             const v1::CreateSessionRequest* req,
-                             v1::CreateSessionResponse* resp) override {
-    absl::MutexLock lock(&mu_);
-    requests_.push_back(*req);
-    if (fail_) return grpc::Status(grpc::StatusCode::NOT_FOUND, "no problem");
-    resp->mutable_session()->set_id("s-" + std::to_string(requests_.size()));
-    resp->mutable_session()->set_problem(req->problem());
-    return grpc::Status::OK;
-  }
-  std::vector<v1::CreateSessionRequest> requests() {
-    absl::MutexLock lock(&mu_);
-    return requests_;
-  }
-  void set_fail(bool fail) {
-    absl::MutexLock lock(&mu_);
-    fail_ = fail;
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<v1::CreateSessionRequest> requests_ ABSL_GUARDED_BY(mu_);
-  bool fail_ ABSL_GUARDED_BY(mu_) = false;
-};
-
-class McpSessionTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    server_ = std::make_unique<kbench::testing::LoopbackServer>(&service_);
-    ASSERT_TRUE(server_->ok());
-    client_ =
-        std::make_unique<KbenchClient>(server_->address(), absl::Seconds(30));
-  }
-
-  FakeSessions service_;
-  std::unique_ptr<kbench::testing::LoopbackServer> server_;
-  std::unique_ptr<KbenchClient> client_;
-  FakeBackend backend_;
-};
-
-TEST_F(McpSessionTest, FirstToolCallCreatesTheSessionThenItIsReused) {
-  McpServer mcp(backend_, client_.get(), {});
-  // Requests that are not tool calls create none.
-  mcp.Handle(Request(1, "initialize", json::object()));
-  mcp.Handle(Request(2, "tools/list"));
-  EXPECT_TRUE(service_.requests().empty());
-  mcp.Handle(Call(3, "get_problem", {{"problem", "gather_linear_bf16"}}));
-  mcp.Handle(Call(4, "compile_kernel", {{"kernel_code", "x"}}));
-  mcp.Handle(Call(5, "get_gpu_specs", json::object()));
-  ASSERT_EQ(service_.requests().size(), 1u);
-  EXPECT_EQ(service_.requests()[0].problem(), "gather_linear_bf16");
-  EXPECT_EQ(mcp.session_id(), "s-1");
-  EXPECT_EQ(backend_.sessions, std::vector<std::string>({"s-1", "s-1", "s-1"}));
-}
-
-TEST_F(McpSessionTest, OptionsProblemIsTheCreatedSessionsProblem) {
-  McpServer mcp(backend_, client_.get(), {"", "gather_linear_fp32"});
-  mcp.Handle(Call(1, "get_problem", {{"problem", "other"}}));
-  ASSERT_EQ(service_.requests().size(), 1u);
-  EXPECT_EQ(service_.requests()[0].problem(), "gather_linear_fp32");
-}
-
-TEST_F(McpSessionTest, GivenSessionIsUsedAndNoneIsCreated) {
-  McpServer mcp(backend_, client_.get(), {"s-flag", ""});
-  EXPECT_EQ(mcp.session_id(), "s-flag");
-  mcp.Handle(Call(1, "get_gpu_specs", json::object()));
-  EXPECT_TRUE(service_.requests().empty());
-  EXPECT_EQ(backend_.sessions, std::vector<std::string>({"s-flag"}));
-}
-
-TEST_F(McpSessionTest, CallNamingASessionCreatesNone) {
-  McpServer mcp(backend_, client_.get(), {});
-  mcp.Handle(Call(1, "get_gpu_specs", {{"session_id", "s-own"}}));
-  EXPECT_TRUE(service_.requests().empty());
-  EXPECT_EQ(mcp.session_id(), "");
-  // The next call without one creates the client's session.
-  mcp.Handle(Call(2, "get_gpu_specs", json::object()));
-  EXPECT_EQ(service_.requests().size(), 1u);
-  EXPECT_EQ(backend_.sessions, std::vector<std::string>({"s-own", "s-1"}));
-}
-
-TEST_F(McpSessionTest, FailedCreationIsAToolErrorAndIsRetried) {
-  service_.set_fail(true);
-  McpServer mcp(backend_, client_.get(), {});
-  std::optional<json> reply =
-      mcp.Handle(Call(1, "get_problem", {{"problem", "bogus"}}));
-  ASSERT_TRUE(reply.has_value());
-  EXPECT_EQ((*reply)["result"]["isError"], true) << reply->dump();
-  EXPECT_THAT((*reply)["result"]["content"][0]["text"].get<std::string>(),
-              HasSubstr("NOT_FOUND: cannot create a kbench session: no "
-                        "problem"));
-  EXPECT_TRUE(backend_.sessions.empty());
-  service_.set_fail(false);
-  reply = mcp.Handle(Call(2, "get_problem", json::object()));
-  EXPECT_EQ((*reply)["result"]["isError"], false);
-  EXPECT_EQ(service_.requests().size(), 2u);
-  EXPECT_EQ(mcp.session_id(), "s-2");
 }
 
 }  // namespace

@@ -235,11 +235,15 @@ absl::StatusOr<std::unique_ptr<Child>> StartWorker(
   return Child::Start(argv);
 }
 
-std::string ReadSourceFile(const std::string& relative_path) {
+std::string SourcePath(const std::string& relative_path) {
   // A bundle run elsewhere points KBENCH_SOURCE_DIR at its copy of the tree.
   const char* root = std::getenv("KBENCH_SOURCE_DIR");
-  return ReadFile(std::string(root && *root ? root : KBENCH_SOURCE_DIR) + "/" +
-                  relative_path);
+  return std::string(root && *root ? root : KBENCH_SOURCE_DIR) + "/" +
+         relative_path;
+}
+
+std::string ReadSourceFile(const std::string& relative_path) {
+  return ReadFile(SourcePath(relative_path));
 }
 
 bool HasGpu() {

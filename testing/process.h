@@ -113,8 +113,12 @@ absl::StatusOr<std::unique_ptr<Child>> StartWorker(
     const std::string& address, const std::string& runner = "", int gpu = 0,
     const std::vector<std::string>& extra_args = {});
 
-// Reads a file of the source tree (path relative to the repo root; env
-// KBENCH_SOURCE_DIR overrides where the tree is).
+// The path of a file or folder of the source tree (relative to the repo
+// root; env KBENCH_SOURCE_DIR overrides where the tree is, as a bundle run
+// elsewhere needs).
+std::string SourcePath(const std::string& relative_path);
+
+// Reads a file of the source tree (SourcePath(relative_path)).
 std::string ReadSourceFile(const std::string& relative_path);
 
 // True when an NVIDIA GPU and driver are usable here.

@@ -68,8 +68,8 @@ class JobServiceTest : public ::testing::Test {
     auto store = Store::Open({dir_.path() + "/kbench.db"});
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
-    auto problems = ProblemRegistry::LoadDir(std::string(KBENCH_SOURCE_DIR) +
-                                             "/kernels/problems");
+    auto problems =
+        ProblemRegistry::LoadDir(testing::SourcePath("kernels/problems"));
     ASSERT_TRUE(problems.ok()) << problems.status();
     problems_ = *std::move(problems);
     CompileService::Options co;
