@@ -15,6 +15,11 @@ else
 BUILD_DIR := build/$(PRESET)
 CONFIGURE = cmake --preset $(PRESET)
 endif
+# TSan sees absl::Mutex only if abseil itself is instrumented: the tsan
+# preset links a TSan build of Debian's abseil (scripts/tsan-deps.sh).
+ifeq ($(PRESET),tsan)
+CONFIGURE := scripts/tsan-deps.sh && $(CONFIGURE)
+endif
 
 .PHONY: all deps configure build test check demo demo-build bundle format format-check tidy clean
 

@@ -16,6 +16,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/sanitizers.h"
+
+#if KBENCH_SANITIZER_RUNTIME
+#include <sanitizer/common_interface_defs.h>
+#endif
 
 namespace kbench {
 namespace {
@@ -167,6 +172,12 @@ absl::StatusOr<CompileJailReport> EnterCompileJail(
   // thread started earlier would stay outside the jail.
   // (0: /proc unreadable, as inside a jail already, where nesting only
   // narrows.)
+#if KBENCH_SANITIZER_RUNTIME
+  // The sanitizer's own helper thread (TSan's background thread, restarted
+  // in every forked child) is not ours: the runtime stops it on this
+  // notice, which exists for sandboxes like this one.
+  __sanitizer_sandbox_on_notify(nullptr);
+#endif
   if (const int threads = ThreadCount(); threads > 1) {
     return absl::InternalError(absl::StrCat(
         "the compile jail must be entered by a single-threaded process; "

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "absl/time/clock.h"
+#include "base/sanitizers.h"
 #include "compiler/nvrtc_compiler.h"
 #include "gtest/gtest.h"
 
@@ -31,7 +32,12 @@ int InJail(Fn probe) {
   if (pid == 0) {
     absl::StatusOr<CompileJailReport> jail =
         EnterCompileJail(NvrtcCompiler().options().include_dirs);
-    if (!jail.ok()) _exit(90);
+    if (!jail.ok()) {
+      // The reason, for the test log (90 alone says only that it failed).
+      const std::string why = jail.status().ToString() + "\n";
+      (void)!write(2, why.data(), why.size());
+      _exit(90);
+    }
     _exit(probe());
   }
   int status = 0;
@@ -42,6 +48,12 @@ int InJail(Fn probe) {
 
 class CompileJailTest : public ::testing::Test {
  protected:
+  static void SetUpTestSuite() {
+    // TSan restarts its background thread in every forked child, and
+    // EnterCompileJail's notice stops it only once the runtime has seen a
+    // thread start in this process (that is when it registers the stop).
+    if (KBENCH_SANITIZER_RUNTIME) std::thread([] {}).join();
+  }
   void SetUp() override {
     if (LandlockAbi() < 1) GTEST_SKIP() << "no Landlock on this kernel";
   }
