@@ -251,8 +251,8 @@ TEST_F(MeasureTest, InputsAreSeededAndInRange) {
 }
 
 TEST_F(MeasureTest, GoldenMatchesAHostComputation) {
-  auto registry = ProblemRegistry::LoadDir(std::string(KBENCH_SOURCE_DIR) +
-                                           "/kernels/problems");
+  auto registry =
+      ProblemRegistry::LoadDir(testing::SourcePath("kernels/problems"));
   ASSERT_TRUE(registry.ok()) << registry.status();
   const v1::Problem* problem = *(*registry)->Find("gather_linear_fp32");
   const DimValues dims = {{"R", 3}, {"B", 5}, {"H", 7}, {"K", 11}};
