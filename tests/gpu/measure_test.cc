@@ -276,9 +276,11 @@ TEST_F(MeasureTest, GoldenMatchesAHostComputation) {
   for (int b = 0; b < B; ++b) {
     for (int k = 0; k < K; ++k) {
       double acc = bias[k];
-      for (int r = 0; r < R; ++r)
-        for (int h = 0; h < H; ++h)
+      for (int r = 0; r < R; ++r) {
+        for (int h = 0; h < H; ++h) {
           acc += x[(r * B + b) * H + h] * w[k * R * H + r * H + h];
+        }
+      }
       EXPECT_NEAR(golden["out"][b * K + k], acc, 1e-12)
           << "b=" << b << " k=" << k;
     }
@@ -290,8 +292,9 @@ TEST_F(MeasureTest, GoldenMatchesAHostComputation) {
   ASSERT_TRUE(
       tensors->ReadAsDouble(*(*ref)->EagerOutput("out"), ctx_->stream(), &eager)
           .ok());
-  for (size_t i = 0; i < eager.size(); ++i)
+  for (size_t i = 0; i < eager.size(); ++i) {
     EXPECT_NEAR(eager[i], golden["out"][i], 1e-4);
+  }
   EXPECT_GE((*ref)->EagerLaunches(), 2);
 }
 
