@@ -17,8 +17,10 @@ CONFIGURE = cmake --preset $(PRESET)
 endif
 # TSan sees absl::Mutex only if abseil itself is instrumented: the tsan
 # preset links a TSan build of Debian's abseil (scripts/tsan-deps.sh).
+# testing/tsan.supp names the reports that are not kbench races, with why.
 ifeq ($(PRESET),tsan)
 CONFIGURE := scripts/tsan-deps.sh && $(CONFIGURE)
+export TSAN_OPTIONS := suppressions=$(CURDIR)/testing/tsan.supp $(TSAN_OPTIONS)
 endif
 
 .PHONY: all deps configure build test check demo demo-build bundle format format-check tidy clean

@@ -276,7 +276,10 @@ TEST(HttpServerTest, SlowAndIdleConnectionsCannotPinThreads) {
     EXPECT_EQ(res->status, 200);
     absl::SleepFor(absl::Milliseconds(10));
   }
-  EXPECT_LT(worst, absl::Milliseconds(50));
+  // A pinned pool would hold a request until the idle connections close
+  // (keep_alive, 300 ms); 200 ms keeps that apart from the ~100 ms a
+  // sanitizer build under load can take to grow the pool.
+  EXPECT_LT(worst, absl::Milliseconds(200));
   for (auto& conn : idle) {
     EXPECT_TRUE(conn->WaitClosed(t0 + absl::Seconds(3))) << "idle";
   }
