@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
@@ -61,7 +62,7 @@ TEST(NvrtcCompilerTest, DefaultIncludeDirIsTheToolkits) {
   std::vector<std::string> options = compiler.OptionsFor("sm_90");
   std::vector<std::string> includes;
   for (const std::string& option : options) {
-    if (option.rfind("-I", 0) == 0) includes.push_back(option);
+    if (absl::StartsWith(option, "-I")) includes.push_back(option);
   }
   ASSERT_FALSE(includes.empty());
   for (absl::string_view dir : absl::StrSplit(KBENCH_CUDA_INCLUDE_DIR, ';')) {

@@ -52,7 +52,7 @@ struct __attribute__((packed)) PathBeneathAttr {
   int32_t parent_fd;
 };
 
-long CreateRuleset(const RulesetAttr* attr, size_t size, uint32_t flags) {
+int64_t CreateRuleset(const RulesetAttr* attr, size_t size, uint32_t flags) {
   return syscall(__NR_landlock_create_ruleset, attr, size, flags);
 }
 
@@ -131,7 +131,7 @@ absl::Status InstallSeccomp() {
   }
   f.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
   sock_fprog prog;
-  prog.len = static_cast<unsigned short>(f.size());
+  prog.len = static_cast<uint16_t>(f.size());
   prog.filter = f.data();
   if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC,
               &prog) != 0) {
@@ -162,7 +162,7 @@ std::string CompileJailReport::Describe() const {
 }
 
 int LandlockAbi() {
-  const long abi = CreateRuleset(nullptr, 0, kCreateRulesetVersion);
+  const int64_t abi = CreateRuleset(nullptr, 0, kCreateRulesetVersion);
   return abi < 0 ? 0 : static_cast<int>(abi);
 }
 
@@ -219,7 +219,7 @@ absl::StatusOr<CompileJailReport> EnterCompileJail(
     const int fd = open(dir.c_str(), O_PATH | O_CLOEXEC | O_DIRECTORY);
     if (fd < 0) continue;  // A missing optional dir (e.g. no cccl/).
     PathBeneathAttr rule = {kFsReadFile | kFsReadDir, fd};
-    const long added =
+    const int64_t added =
         syscall(__NR_landlock_add_rule, ruleset, kRulePathBeneath, &rule, 0);
     const int err = errno;
     close(fd);

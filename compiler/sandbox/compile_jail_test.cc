@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "base/sanitizers.h"
 #include "compiler/nvrtc_compiler.h"
@@ -148,8 +149,8 @@ int CompileRaw(const char* src) {
   std::string log(n, '\0');
   nvrtcGetProgramLog(prog, &log[0]);
   nvrtcDestroyProgram(&prog);
-  if (log.find("canary-5f3e9d1c") != std::string::npos ||
-      log.find("root:x:0:0") != std::string::npos) {
+  if (absl::StrContains(log, "canary-5f3e9d1c") ||
+      absl::StrContains(log, "root:x:0:0")) {
     return 3;
   }
   return r != NVRTC_SUCCESS ? 0 : 4;
@@ -189,9 +190,9 @@ TEST_F(CompileJailTest, RefusesAProcessWithOtherThreads) {
     std::thread idle([] { absl::SleepFor(absl::Seconds(2)); });
     absl::StatusOr<CompileJailReport> jail =
         EnterCompileJail(NvrtcCompiler().options().include_dirs);
-    const bool refused = !jail.ok() && absl::IsInternal(jail.status()) &&
-                         jail.status().message().find("single-threaded") !=
-                             absl::string_view::npos;
+    const bool refused =
+        !jail.ok() && absl::IsInternal(jail.status()) &&
+        absl::StrContains(jail.status().message(), "single-threaded");
     idle.join();
     _exit(refused ? 0 : 1);
   }

@@ -178,6 +178,7 @@ void MinDims(const google::protobuf::RepeatedField<int64_t>& from,
 std::string DescribeArchs(const std::map<std::string, int>& archs) {
   if (archs.empty()) return "none";
   std::vector<std::string> parts;
+  parts.reserve(archs.size());
   for (const auto& [arch, n] : archs) {
     parts.push_back(
         absl::StrCat(arch, " (", n, n == 1 ? " worker)" : " workers)"));

@@ -33,6 +33,7 @@ v1::WorkerInfo Info(const std::string& id, const std::string& gpu_name = "",
 
 std::vector<std::string> Ids(const std::vector<v1::WorkerGpu>& gpus) {
   std::vector<std::string> ids;
+  ids.reserve(gpus.size());
   for (const v1::WorkerGpu& g : gpus) ids.push_back(g.worker_id());
   return ids;
 }

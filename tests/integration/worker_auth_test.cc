@@ -84,8 +84,9 @@ class WorkerAuthTest : public ::testing::Test {
   static std::unique_ptr<grpc::ClientContext> Ctx(
       const std::string& authorization, int timeout_s = 10) {
     auto ctx = std::make_unique<grpc::ClientContext>();
-    if (!authorization.empty())
+    if (!authorization.empty()) {
       ctx->AddMetadata("authorization", authorization);
+    }
     ctx->set_deadline(std::chrono::system_clock::now() +
                       std::chrono::seconds(timeout_s));
     return ctx;
