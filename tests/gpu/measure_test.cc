@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <set>
@@ -79,8 +80,13 @@ TEST_F(MeasureTest, L2FlushMakesTheNextReadCold) {
   auto a = DeviceBuffer::Allocate(bytes);
   auto b = DeviceBuffer::Allocate(bytes);
   cudaStream_t s = ctx_->stream();
-  double hot = 0, cold = 0;
-  for (int i = 0; i < 20; ++i) {
+  // An idle H200 sits at ~345 MHz; while the SM clock ramps, L2 reads are
+  // slowed as much as DRAM reads and a hot read can look cold. About 50 ms
+  // of copies first, then the medians of 21 interleaved pairs.
+  for (int i = 0; i < 5000; ++i) ASSERT_TRUE(ReadBuffer(*a, *b, s).ok());
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  std::vector<double> hot, cold;
+  for (int i = 0; i < 21; ++i) {
     ASSERT_TRUE(ReadBuffer(*a, *b, s).ok());  // Warm.
     ASSERT_TRUE((*timer)->Start(0, s).ok());
     ASSERT_TRUE(ReadBuffer(*a, *b, s).ok());
@@ -90,11 +96,13 @@ TEST_F(MeasureTest, L2FlushMakesTheNextReadCold) {
     ASSERT_TRUE(ReadBuffer(*a, *b, s).ok());
     ASSERT_TRUE((*timer)->Stop(1, s).ok());
     ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-    hot += (*timer)->ElapsedUs(0).value();
-    cold += (*timer)->ElapsedUs(1).value();
+    hot.push_back((*timer)->ElapsedUs(0).value());
+    cold.push_back((*timer)->ElapsedUs(1).value());
   }
-  EXPECT_GT(cold, 1.1 * hot)
-      << "hot " << hot / 20 << " us, cold " << cold / 20 << " us";
+  std::sort(hot.begin(), hot.end());
+  std::sort(cold.begin(), cold.end());
+  EXPECT_GT(cold[10], 1.1 * hot[10])
+      << "median hot " << hot[10] << " us, cold " << cold[10] << " us";
 }
 
 TEST_F(MeasureTest, StreamBlockerHoldsTheStreamUntilReleased) {
