@@ -6,7 +6,6 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <utility>
@@ -243,16 +242,14 @@ absl::StatusOr<CounterProfiler::Collection> CounterProfiler::CollectOnce(
   RETURN_IF_ERROR(Session(object, *config, before_pass, skipped, enqueue,
                           max_ranges, &out, full, &times));
   if (*full) return out;
-  Reread(object, before_pass, skipped, enqueue, max_ranges, &out, &times);
   out.wall_ms = MsSince(t0);
   spdlog::info(
       "counters: {} metrics, {} passes, {} ranges, in {:.0f} ms (enable "
       "{:.0f}, image {:.0f}, config {:.0f}; passes: start {:.0f}, launch "
-      "{:.0f}, sync {:.0f}, stop {:.0f}; decode {:.0f}; re-reads {:.0f})",
+      "{:.0f}, sync {:.0f}, stop {:.0f}; decode {:.0f})",
       config->metrics.size(), out.passes, out.ranges.size(), out.wall_ms,
       times.enable_ms, times.image_ms, times.config_ms, times.start_ms,
-      times.launch_ms, times.sync_ms, times.stop_ms, times.decode_ms,
-      times.reread_ms);
+      times.launch_ms, times.sync_ms, times.stop_ms, times.decode_ms);
   return out;
 }
 
@@ -286,46 +283,6 @@ absl::Status CounterProfiler::Session(
                              static_cast<size_t>(skipped), out));
   times->decode_ms += MsSince(t);
   return absl::OkStatus();
-}
-
-void CounterProfiler::Reread(CUpti_RangeProfiler_Object* object,
-                             const std::function<absl::Status()>& before_pass,
-                             int skipped,
-                             const std::function<absl::Status()>& enqueue,
-                             int max_ranges, Collection* out,
-                             PhaseTimes* times) {
-  if (options_.rereads <= 0 || out->ranges.empty()) return;
-  std::vector<std::string> metrics;
-  for (const std::string& m : options_.least_of) {
-    if (out->ranges[0].values.count(m) > 0) metrics.push_back(m);
-  }
-  if (metrics.empty()) return;
-  const auto t0 = std::chrono::steady_clock::now();
-  absl::StatusOr<Config*> config = ConfigFor(metrics);
-  for (int k = 0; config.ok() && k < options_.rereads; ++k) {
-    Collection again;
-    bool full = false;
-    PhaseTimes ignored;
-    const absl::Status s =
-        Session(object, **config, before_pass, skipped, enqueue, max_ranges,
-                &again, &full, &ignored);
-    if (!s.ok() || full || again.ranges.size() != out->ranges.size()) {
-      spdlog::warn("re-reading {}: {}", absl::StrJoin(metrics, ", "),
-                   s.ok() ? "the kernels differ" : std::string(s.message()));
-      break;
-    }
-    out->passes += again.passes;
-    for (size_t i = 0; i < out->ranges.size(); ++i) {
-      for (const std::string& m : metrics) {
-        double& v = out->ranges[i].values[m];
-        v = std::min(v, again.ranges[i].values[m]);
-      }
-    }
-  }
-  if (!config.ok()) {
-    spdlog::warn("re-reading: {}", std::string(config.status().message()));
-  }
-  times->reread_ms = MsSince(t0);
 }
 
 absl::Status CounterProfiler::SetUp(CUpti_RangeProfiler_Object* object,

@@ -55,15 +55,6 @@ class CounterProfiler {
     // Most kernels one `before_pass` plus `enqueue` may launch; more is an
     // error.
     int max_ranges = 64;
-    // Metrics read `rereads` more times after the others, each time in a
-    // pass of its own (the same session: no new Enable), and reported as
-    // the least of the reads: those that traffic from outside the launch
-    // can only add to (DRAM bytes). Empty, or rereads = 0: none. On the
-    // H200 a re-read works when the configuration is the one the session
-    // ran (RereadsKeepTheLeastRead), and never completes its pass after
-    // another one: the reads are then kept as they are (docs/profiling.md).
-    std::set<std::string> least_of;
-    int rereads = 0;
   };
 
   // One kernel launch: its name (as CUPTI reports it) and metric values.
@@ -117,7 +108,7 @@ class CounterProfiler {
   struct PhaseTimes {
     double enable_ms = 0, image_ms = 0, config_ms = 0;
     double start_ms = 0, launch_ms = 0, sync_ms = 0, stop_ms = 0;
-    double decode_ms = 0, reread_ms = 0;
+    double decode_ms = 0;
   };
 
   CounterProfiler(DeviceContext* ctx, const Options& options)
@@ -143,12 +134,6 @@ class CounterProfiler {
                        const std::function<absl::Status()>& enqueue,
                        int max_ranges, Collection* out, bool* full,
                        PhaseTimes* times);
-  // Options::rereads: reads the least_of metrics of `out` again in the
-  // session of `object` and keeps the least. Trouble only logs.
-  void Reread(CUpti_RangeProfiler_Object* object,
-              const std::function<absl::Status()>& before_pass, int skipped,
-              const std::function<absl::Status()>& enqueue, int max_ranges,
-              Collection* out, PhaseTimes* times);
   // Initializes `data`, the counter data image, for `max_ranges` ranges,
   // and sets `config` on the enabled `object`.
   absl::Status SetUp(CUpti_RangeProfiler_Object* object, const Config& config,

@@ -14,33 +14,15 @@
 #include "spdlog/spdlog.h"
 
 namespace kbench {
-namespace {
-
-// The DRAM bytes are to be read twice more, each time in a pass of their
-// own, and the least of the three reads kept. Traffic from outside the
-// launch only adds to them: on the H200 at the default shape (41 KB read),
-// about one read in five came out 2-8 KB high, and ncu itself shows 0 or
-// 256 KiB written at the medium shape from run to run (the runs are in
-// docs/lab/). Known defect: on the H200 these re-reads never complete (they
-// follow the preset's configuration in the same session;
-// CounterProfiler::Reread logs "wanted more than 3 passes" and keeps the first
-// read, which is the one that agrees with ncu), and cost about 160 ms a
-// profile. See docs/profiling.md for the fix.
-CounterProfiler::Options CounterOptions() {
-  CounterProfiler::Options options;
-  options.least_of = {"dram__bytes_read.sum", "dram__bytes_write.sum"};
-  options.rereads = 2;
-  return options;
-}
-
-}  // namespace
 
 PlanProfiler::PlanProfiler(DeviceContext* ctx, L2Flusher* flusher,
                            StreamBlocker* blocker)
     : ctx_(ctx),
       flusher_(flusher),
       blocker_(blocker),
-      counters_(ctx, flusher, CounterOptions()) {}
+      // One read of every metric, DRAM bytes included (docs/profiling.md
+      // says why they are not re-read).
+      counters_(ctx, flusher, CounterProfiler::Options()) {}
 
 void PlanProfiler::WaitQuiet() {
   const auto quiet_start = std::chrono::steady_clock::now();

@@ -123,59 +123,6 @@ TEST_F(CounterProfilerTest, FlushedPassesStartCleanAndCold) {
   EXPECT_GT(dirty["dram__bytes_write.sum"], 0.25 * double(kDataBytes));
 }
 
-// Options::rereads: the least_of metrics are read again, each time in a
-// pass of their own, and the least read is kept. Here only the first pass
-// starts with an L2 full of dirty lines (after its flush), so its DRAM
-// writes are high, as in the control of the test above. The main metrics
-// here are the re-read ones: after another configuration (the runner's
-// presets), the re-read's pass never completes on the H200, and the first
-// read is kept (docs/profiling.md).
-TEST_F(CounterProfilerTest, RereadsKeepTheLeastRead) {
-  const std::vector<std::string> dram = {"dram__bytes_read.sum",
-                                         "dram__bytes_write.sum"};
-  auto read_with = [&](int rereads) -> double {
-    profiler_.reset();
-    CounterProfiler::Options options;
-    options.least_of = {"dram__bytes_write.sum"};
-    options.rereads = rereads;
-    auto profiler = CounterProfiler::Create(ctx_.get(), options);
-    EXPECT_TRUE(profiler.ok()) << profiler.status();
-    if (!profiler.ok()) return -1;
-    profiler_ = std::move(*profiler);
-    int calls = 0;
-    auto c = profiler_->Collect(
-        dram,
-        [&]() -> absl::Status {
-          RETURN_IF_ERROR(flusher_->Flush(ctx_->stream()));
-          if (calls++ == 0) return DirtyL2();
-          return absl::OkStatus();
-        },
-        L2Flusher::kKernels,
-        [&]() {
-          CUDA_RETURN_IF_ERROR(
-              LaunchReadAll(data_.get(), data_.bytes(), 1,
-                            static_cast<unsigned*>(sink_.get()),
-                            ctx_->stream()),
-              "read kernel");
-          return absl::OkStatus();
-        },
-        1);
-    EXPECT_TRUE(c.ok()) << c.status();
-    if (!c.ok() || c->ranges.size() != 1) return -1;
-    EXPECT_EQ(calls, c->passes);
-    EXPECT_EQ(c->passes, 1 + rereads) << "DRAM bytes take one pass";
-    EXPECT_GE(c->ranges[0].values["dram__bytes_read.sum"],
-              0.95 * double(kDataBytes));
-    std::cout << "  " << rereads
-              << " re-reads: " << c->ranges[0].values["dram__bytes_write.sum"]
-              << " B DRAM writes\n";
-    return c->ranges[0].values["dram__bytes_write.sum"];
-  };
-  const double data = static_cast<double>(kDataBytes);
-  EXPECT_GT(read_with(0), 0.25 * data);
-  EXPECT_LT(read_with(2), 0.01 * data);
-}
-
 // Collect's `kernels`: the counter data image is sized for that many
 // kernels per run; a run that launches more is profiled again, with room
 // for Options::max_ranges, and every kernel is still read.
