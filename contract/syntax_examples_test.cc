@@ -4,10 +4,10 @@
 // against the problem they name). A message that teaches a syntax the
 // parser refuses sends an agent in circles, so this is checked, not
 // reviewed.
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,7 +18,6 @@
 #include "absl/strings/strip.h"
 #include "contract/launch_plan.h"
 #include "contract/problem_registry.h"
-#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/process.h"
 
@@ -69,16 +68,19 @@ absl::StatusOr<v1::LaunchPlan> ParseExample(const std::string& example) {
                                    : absl::StrCat(example, "\n", kFiller));
 }
 
-const v1::Problem& GatherLinear() {
-  static const v1::Problem* problem = [] {
-    auto registry =
+// The shipped problems, loaded once for the whole test binary.
+const ProblemRegistry& Problems() {
+  static const ProblemRegistry* registry = [] {
+    auto loaded =
         ProblemRegistry::LoadDir(testing::SourcePath("kernels/problems"));
-    EXPECT_TRUE(registry.ok()) << registry.status();
-    auto found = (*registry)->Find("gather_linear_fp32");
-    EXPECT_TRUE(found.ok()) << found.status();
-    return new v1::Problem(**found);
+    if (!loaded.ok()) {
+      ADD_FAILURE() << loaded.status();
+      return static_cast<ProblemRegistry*>(nullptr);
+    }
+    return loaded->release();
   }();
-  return *problem;
+  if (registry == nullptr) std::abort();
+  return *registry;
 }
 
 TEST(SyntaxExamplesTest, ParserMessagesShowExamplesThatParse) {
@@ -103,8 +105,10 @@ TEST(SyntaxExamplesTest, ParserMessagesShowExamplesThatParse) {
           << "the message for `" << source << "` shows `" << example
           << "`, which does not parse: " << parsed.status();
       if (parsed.ok() && absl::StrContains(example, "@kb launch")) {
-        EXPECT_TRUE(ValidateLaunchPlan(*parsed, GatherLinear()).ok())
-            << example;
+        absl::StatusOr<const v1::Problem*> problem =
+            Problems().Find("gather_linear_fp32");
+        ASSERT_TRUE(problem.ok()) << problem.status();
+        EXPECT_TRUE(ValidateLaunchPlan(*parsed, **problem).ok()) << example;
       }
     }
   }
@@ -169,9 +173,6 @@ TEST(SyntaxExamplesTest, QuotedExamplesInDocsAndSourcesParse) {
 // Each fenced block of a doc that declares a plan is a whole, valid plan for
 // the problem it names.
 TEST(SyntaxExamplesTest, PlansInDocCodeBlocksParseAndValidate) {
-  auto registry =
-      ProblemRegistry::LoadDir(testing::SourcePath("kernels/problems"));
-  ASSERT_TRUE(registry.ok()) << registry.status();
   int checked = 0;
   for (const fs::path& path : ReadableFiles()) {
     if (path.extension() != ".md") continue;
@@ -191,7 +192,7 @@ TEST(SyntaxExamplesTest, PlansInDocCodeBlocksParseAndValidate) {
             absl::StatusOr<v1::LaunchPlan> plan = ParseLaunchPlan(plan_text);
             ASSERT_TRUE(plan.ok()) << where << ": " << plan.status();
             if (!plan->problem().empty()) {
-              auto problem = (*registry)->Find(plan->problem());
+              auto problem = Problems().Find(plan->problem());
               ASSERT_TRUE(problem.ok()) << where << ": " << problem.status();
               absl::Status valid = ValidateLaunchPlan(*plan, **problem);
               EXPECT_TRUE(valid.ok()) << where << ": " << valid;
