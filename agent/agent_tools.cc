@@ -29,8 +29,11 @@ json KernelSchema(bool with_shapes, bool with_arch, bool with_timing = false) {
                          "client's session.")},
   };
   if (with_shapes) {
-    props["shape_set"] = Str(
-        "Shape set to run (e.g. default, odd, large); default: the tool's.");
+    props["shape_set"] =
+        Str("Shape set to run (e.g. default, odd, large); default: the tool's. "
+            "run_correctness also takes \"random\": cases drawn afresh from "
+            "the problem's size classes, dims shown (submit_kernel checks "
+            "hidden ones drawn the same way).");
     props["trials"] = {{"type", "integer"},
                        {"minimum", 1},
                        {"maximum", 100},

@@ -1,6 +1,7 @@
 #include "base/digest.h"
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "absl/strings/escaping.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -14,6 +15,15 @@ std::string Sha256Hex(absl::string_view data) {
   EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
   return absl::BytesToHexString(
       absl::string_view(reinterpret_cast<const char*>(md), len));
+}
+
+std::string HmacSha256(absl::string_view key, absl::string_view message) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(message.data()), message.size(),
+       md, &len);
+  return std::string(reinterpret_cast<const char*>(md), len);
 }
 
 std::string ProtoDigest(const google::protobuf::Message& message) {

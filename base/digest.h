@@ -14,6 +14,10 @@ namespace kbench {
 // sha256 of `data`, as 64 lowercase hex digits.
 std::string Sha256Hex(absl::string_view data);
 
+// HMAC-SHA256 of `message` under `key`: 32 raw bytes. A keyed PRF, for
+// values that must be unpredictable without the key (hidden cases).
+std::string HmacSha256(absl::string_view key, absl::string_view message);
+
 // sha256 (64 hex digits) of the deterministic serialization of `message`
 // (map entries sorted), so equal messages always give equal digests.
 std::string ProtoDigest(const google::protobuf::Message& message);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "kbench/v1/problem.pb.h"
 
 namespace kbench {
@@ -33,6 +34,16 @@ TEST(ReproManifestTest, DigestIsDeterministicAndSensitive) {
   EXPECT_EQ(ProtoDigest(a).size(), 64u);
   (*t->mutable_dims())["B"] = 8;
   EXPECT_NE(ProtoDigest(a), ProtoDigest(b));
+}
+
+// RFC 4231 test case 2 ("Jefe"), so the PRF behind hidden cases is the
+// standard HMAC-SHA256 and not some other keyed hash.
+TEST(HmacSha256Test, MatchesRfc4231) {
+  const std::string mac = HmacSha256("Jefe", "what do ya want for nothing?");
+  EXPECT_EQ(absl::BytesToHexString(mac),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  EXPECT_NE(HmacSha256("Jefe", "what do ya want for nothing!"), mac);
+  EXPECT_NE(HmacSha256("Jeff", "what do ya want for nothing?"), mac);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "contract/holdout.h"
 #include "contract/problem_util.h"
 
 namespace kbench {
@@ -66,6 +67,21 @@ std::string KernelContractText(const v1::Problem& problem) {
                   absl::StrJoin(problem.check_shape_sets(), " + "),
                   "; submit_kernel also times the first shape of ",
                   problem.default_shape_set(), " against the reference.\n");
+  if (!problem.holdout_classes().empty()) {
+    absl::StrAppend(
+        &out,
+        "- submit_kernel checks sizes across the whole domain, by class: for "
+        "every submission kbd draws hidden cases afresh from each size "
+        "class below (never shown; a failure names the class, not the "
+        "case). Write the kernel for every shape in the domain, not for "
+        "the public ones. run_correctness with shape_set \"random\" draws "
+        "such cases with a fresh seed and shows their dims.");
+    for (const v1::HoldoutClass& c : problem.holdout_classes()) {
+      absl::StrAppend(&out, "\n    ", c.name(), " x", c.count(), ": ",
+                      HoldoutClassText(c));
+    }
+    absl::StrAppend(&out, "\n");
+  }
   if (!problem.example_source().empty()) {
     absl::StrAppend(&out, "EXAMPLE (a correct, naive kernel):\n",
                     problem.example_source());

@@ -1,24 +1,28 @@
 #include "contract/hidden_redact.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "contract/holdout.h"
 
 namespace kbench {
 
-std::string HiddenTrialFailure(const v1::TrialResult& t) {
+std::string HiddenTrialFailure(const v1::TrialResult& t,
+                               absl::string_view words) {
   if (t.nan_count() > 0) {
     return absl::StrFormat(
-        "failed on a hidden case: %d of %d outputs are NaN or unwritten",
+        "failed on %s: %d of %d outputs are NaN or unwritten", words,
         t.nan_count(), t.elements());
   }
-  if (t.elements() == 0) return "failed on a hidden case";
+  if (t.elements() == 0) return absl::StrCat("failed on ", words);
   return absl::StrFormat(
-      "failed on a hidden case: %d of %d outputs outside tolerance, max abs "
-      "error %.3g, max rel error %.3g, rel-norm error %.3g",
-      t.mismatches(), t.elements(), t.max_abs_error(), t.max_rel_error(),
+      "failed on %s: %d of %d outputs outside tolerance, max abs error %.3g, "
+      "max rel error %.3g, rel-norm error %.3g",
+      words, t.mismatches(), t.elements(), t.max_abs_error(), t.max_rel_error(),
       t.rel_norm_error());
 }
 
@@ -30,6 +34,15 @@ bool NamesHidden(const std::string& text,
     if (!n.empty() && absl::StrContains(text, n)) return true;
   }
   return false;
+}
+
+// "a hidden case", or "a hidden case of class 'mid'" for a drawn class.
+std::string RedactedWords(const v1::TrialResult& t) {
+  if (!absl::StartsWith(t.shape_set(), kHoldoutSetPrefix)) {
+    return "a hidden case";
+  }
+  return absl::StrCat("a hidden case of class '",
+                      t.shape_set().substr(strlen(kHoldoutSetPrefix)), "'");
 }
 
 }  // namespace
@@ -47,22 +60,28 @@ void RedactHiddenCases(const std::vector<std::string>& hidden_names,
       continue;
     }
     t.set_hidden(true);
-    t.set_shape_set(kHiddenSetName);
+    // A drawn class's name is public (get_problem lists the classes).
+    if (!absl::StartsWith(t.shape_set(), kHoldoutSetPrefix)) {
+      t.set_shape_set(kHiddenSetName);
+    }
     t.clear_shape();
     t.clear_dims();
     t.clear_seed();
     t.clear_first_mismatch();
+    t.clear_kernel_ms();  // A run's time tells its size, roughly.
     if (!t.passed() && first_hidden_failure == nullptr) {
       first_hidden_failure = &t;
     }
   }
   auto redact = [&](std::string* text) {
-    if (text->empty() || absl::StartsWith(*text, "failed on a hidden case")) {
+    if (text->empty() || absl::StartsWith(*text, "failed on a hidden ")) {
       return;
     }
     if (NamesHidden(*text, hidden_names)) {
-      *text = first_hidden_failure ? HiddenTrialFailure(*first_hidden_failure)
-                                   : "failed on a hidden case";
+      *text = first_hidden_failure
+                  ? HiddenTrialFailure(*first_hidden_failure,
+                                       RedactedWords(*first_hidden_failure))
+                  : "failed on a hidden case";
     }
   };
   redact(c->mutable_message());
@@ -76,6 +95,13 @@ std::vector<std::string> HiddenNames(const v1::Problem& problem) {
     if (!s.hidden()) continue;
     names.push_back(s.name());
     for (const v1::Shape& shape : s.shapes()) names.push_back(shape.name());
+  }
+  for (const v1::HoldoutClass& c : problem.holdout_classes()) {
+    const std::string set = absl::StrCat(kHoldoutSetPrefix, c.name());
+    for (int n = c.count(); n >= 1; --n) {
+      names.push_back(absl::StrCat(set, "#", n));
+    }
+    names.push_back(set);
   }
   return names;
 }

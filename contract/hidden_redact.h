@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "kbench/v1/problem.pb.h"
 #include "kbench/v1/report.pb.h"
 
@@ -17,19 +18,24 @@ namespace kbench {
 // The name hidden trials carry after redaction.
 inline constexpr char kHiddenSetName[] = "hidden";
 
-// The one-line failure of a hidden trial: "failed on a hidden case: N of M
-// outputs ..." with the error figures only.
-std::string HiddenTrialFailure(const v1::TrialResult& trial);
+// The one-line failure of a hidden trial: "failed on WORDS: N of M outputs
+// ..." with the error figures only. WORDS name the case without
+// identifying it: "a hidden case", or HiddenCaseWords (contract/holdout.h)
+// of a drawn class, "a hidden mid-size case (B in 257..4096, ...)".
+std::string HiddenTrialFailure(const v1::TrialResult& trial,
+                               absl::string_view words = "a hidden case");
 
-// Clears shape_set (to "hidden"), shape, dims, seed and first_mismatch of
-// every hidden trial of `result` (marked hidden, or of a set named in
-// `hidden_names`), and replaces a message or correctness
-// message that names a hidden set or shape with a hidden-case message.
+// Clears shape_set (to "hidden"; a set drawn from a holdout class keeps its
+// public name, "hidden:<class>"), shape, dims, seed, first_mismatch and
+// kernel_ms of every hidden trial of `result` (marked hidden, or of a set
+// named in `hidden_names`), and replaces a message or correctness message
+// that names a hidden set or shape with a hidden-case message.
 // `hidden_names` are the names of the hidden shape sets and their shapes.
 void RedactHiddenCases(const std::vector<std::string>& hidden_names,
                        v1::JobResult* result);
 
-// Names of the problem's hidden shape sets and of their shapes, for
+// Names of the problem's hidden shape sets and of their shapes, and those
+// of the sets and shapes drawn from its holdout classes, for
 // RedactHiddenCases.
 std::vector<std::string> HiddenNames(const v1::Problem& problem);
 

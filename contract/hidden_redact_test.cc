@@ -31,6 +31,7 @@ TEST(HiddenRedactTest, HiddenTrialsLoseShapeSeedAndIndex) {
   (*h->mutable_dims())["B"] = 13;
   h->set_seed(1234);
   h->set_first_mismatch("b=3 k=4");
+  h->set_kernel_ms(0.75);
   h->set_mismatches(5);
   h->set_elements(100);
   h->set_max_abs_error(0.25);
@@ -51,6 +52,7 @@ TEST(HiddenRedactTest, HiddenTrialsLoseShapeSeedAndIndex) {
   EXPECT_TRUE(t.dims().empty());
   EXPECT_EQ(t.seed(), 0u);
   EXPECT_EQ(t.first_mismatch(), "");
+  EXPECT_EQ(t.kernel_ms(), 0);
   EXPECT_EQ(t.mismatches(), 5);
   EXPECT_DOUBLE_EQ(t.max_abs_error(), 0.25);
   EXPECT_EQ(r.correctness().trials(0).shape(), "b7");

@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "contract/expr.h"
+#include "contract/holdout.h"
 #include "contract/problem_util.h"
 #include "contract/problem_util_internal.h"
 
@@ -175,6 +177,14 @@ absl::Status CheckShapeSets(const v1::Problem& problem, const Checker& check) {
     const std::string field =
         absl::StrCat("shape_sets[", i, "] (", set.name(), ")");
     if (set.name().empty()) return check.Error(field, "name is empty");
+    if (set.name() == kRandomShapeSet ||
+        absl::StartsWith(set.name(), kHoldoutSetPrefix)) {
+      return check.Error(field,
+                         absl::StrCat("the names '", kRandomShapeSet, "' and '",
+                                      kHoldoutSetPrefix,
+                                      "...' are kept for the sets kbd draws "
+                                      "from holdout_classes"));
+    }
     if (!set_names.insert(set.name()).second) {
       return check.Error(field, "duplicate shape set name");
     }
@@ -187,8 +197,9 @@ absl::Status CheckShapeSets(const v1::Problem& problem, const Checker& check) {
       const v1::Shape& shape = set.shapes(j);
       const std::string shape_field =
           absl::StrCat(field, ".shapes[", j, "] (", shape.name(), ")");
-      if (shape.name().empty())
+      if (shape.name().empty()) {
         return check.Error(shape_field, "name is empty");
+      }
       if (!shape_names.insert(shape.name()).second) {
         return check.Error(shape_field, "duplicate shape name in the set");
       }
@@ -283,8 +294,9 @@ absl::Status CheckGatherLinear(const v1::Problem& problem,
     const std::string need = absl::StrCat(
         "REFERENCE_OP_GATHER_LINEAR needs ", want.name, " ", want.shape_text,
         " as an ", want.role == v1::TENSOR_ROLE_INPUT ? "input" : "output");
-    if (tensor == nullptr)
+    if (tensor == nullptr) {
       return check.Error(field, absl::StrCat(need, "; it is missing"));
+    }
     if (tensor->role() != want.role) {
       return check.Error(field, absl::StrCat(need, "; its role differs"));
     }
@@ -350,7 +362,7 @@ absl::Status ValidateProblem(const v1::Problem& problem) {
   if (problem.reference() == v1::REFERENCE_OP_GATHER_LINEAR) {
     RETURN_IF_ERROR(CheckGatherLinear(problem, check));
   }
-  return absl::OkStatus();
+  return ValidateHoldoutClasses(problem);
 }
 
 }  // namespace kbench

@@ -114,8 +114,9 @@ void AppendCorrectness(const v1::CorrectnessReport& c, std::string* out) {
     if (t.mismatches() > 0 && t.elements() > 0) {
       absl::StrAppend(&mismatches, " of ", t.elements());
     }
-    if (t.nan_count() > 0)
+    if (t.nan_count() > 0) {
       absl::StrAppend(&mismatches, " (", t.nan_count(), " NaN)");
+    }
     rows.push_back({t.hidden() ? std::string("(hidden case)")
                                : absl::StrCat(t.shape_set(), "/", t.shape()),
                     t.hidden() ? std::string("-") : FormatDimMap(t.dims()),
@@ -157,6 +158,45 @@ void AppendCorrectness(const v1::CorrectnessReport& c, std::string* out) {
   }
 }
 
+// One line per timing basis measured: kernel and reference medians per run
+// and their ratio; the speedup's basis is marked.
+void AppendTimingBases(const v1::TimingReport& t, std::string* out) {
+  struct Basis {
+    v1::TimingBasis basis;
+    std::string name;
+    const v1::Stats& kernel;
+    const v1::Stats& reference;
+  };
+  const Basis bases[] = {
+      {v1::TIMING_BASIS_GPU_TIME,
+       "GPU time (CUPTI, first kernel start to last kernel end; ncu's "
+       "gpu__time_duration)",
+       t.kernel_gpu(), t.reference_gpu()},
+      {v1::TIMING_BASIS_EVENTS, "events around each run (launches included)",
+       t.kernel(), t.reference()},
+      {v1::TIMING_BASIS_GRAPH,
+       absl::StrCat("CUDA graph replay, steady state (", t.graph_runs(),
+                    " runs per replay)"),
+       t.kernel_graph(), t.reference_graph()}};
+  bool any = false;
+  for (const Basis& b : bases) {
+    if (b.kernel.n() == 0) continue;
+    if (!any) {
+      absl::StrAppend(out,
+                      "  time per run on each basis, kernel / reference:\n");
+    }
+    any = true;
+    const double ratio = b.reference.n() > 0 && b.kernel.median_us() > 0
+                             ? b.reference.median_us() / b.kernel.median_us()
+                             : 0;
+    absl::StrAppend(
+        out, "    ", b.name, ": ", FormatDuration(b.kernel.median_us()), " / ",
+        b.reference.n() > 0 ? FormatDuration(b.reference.median_us()) : "-",
+        ratio > 0 ? absl::StrFormat(", %.2fx", ratio) : std::string(),
+        b.basis == t.speedup_basis() ? "  <- speedup" : "", "\n");
+  }
+}
+
 void AppendTiming(const v1::TimingReport& t, std::string* out) {
   absl::StrAppend(out, "timing");
   if (!t.shape().empty() || !t.dims().empty()) {
@@ -173,33 +213,30 @@ void AppendTiming(const v1::TimingReport& t, std::string* out) {
                     "): ", FormatStats(t.reference()), "\n");
   }
   const double s = t.speedup();
+  const char* basis =
+      t.speedup_basis() == v1::TIMING_BASIS_GPU_TIME ? " (GPU time)"
+      : t.speedup_basis() == v1::TIMING_BASIS_EVENTS ? " (events)"
+                                                     : "";
   if (s > 0 && std::isfinite(s)) {
     if (s >= 1) {
-      absl::StrAppend(
-          out,
-          absl::StrFormat("  speedup: %.2fx faster than the reference\n", s));
+      absl::StrAppend(out, absl::StrFormat("  speedup: %.2fx faster than the "
+                                           "reference%s\n",
+                                           s, basis));
     } else {
       absl::StrAppend(out, absl::StrFormat("  speedup: %.2fx — %.2fx slower "
-                                           "than the reference\n",
-                                           s, 1.0 / s));
+                                           "than the reference%s\n",
+                                           s, 1.0 / s, basis));
     }
   } else {
     absl::StrAppend(out, "  speedup: n/a\n");
   }
+  AppendTimingBases(t, out);
   absl::StrAppend(out, "  launches: ", t.kernel_launches(), " vs ",
                   t.reference_launches(), " (reference)\n");
   absl::StrAppend(out, "  L2: ",
                   t.l2_flushed() ? "cold (flushed before each sample)"
                                  : "hot (not flushed between samples)",
                   "\n");
-  if (t.has_kernel_gpu() && t.kernel_gpu().n() > 0) {
-    absl::StrAppend(
-        out,
-        "  kernel GPU time (CUPTI, start to end of its kernels, as ncu's "
-        "gpu__time_duration): median ",
-        FormatDuration(t.kernel_gpu().median_us()), ", n=", t.kernel_gpu().n(),
-        "\n");
-  }
   if (!t.stop_reason().empty()) {
     absl::StrAppend(out, "  stop reason: ", t.stop_reason(), "\n");
   }
@@ -316,8 +353,9 @@ std::string FormatJob(const v1::Job& job) {
       r.worker_id().empty() ? job.worker_id() : r.worker_id();
   if (r.has_gpu() && !r.gpu().name().empty()) {
     absl::StrAppend(&out, "gpu: ", r.gpu().name());
-    if (!r.gpu().arch().empty())
+    if (!r.gpu().arch().empty()) {
       absl::StrAppend(&out, " (", r.gpu().arch(), ")");
+    }
     if (!worker.empty()) absl::StrAppend(&out, " on worker ", worker);
     absl::StrAppend(&out, "\n");
   } else if (!worker.empty()) {

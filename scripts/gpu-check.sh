@@ -56,12 +56,18 @@ echo "== ncu: gpu__time_duration of every gather_linear launch (a second kbd)"
 # A second kbd, under ncu, profiles every launch of the naive kernel (kernel
 # replay, caches flushed as ours are) at the default and medium shapes; the
 # log is compared below with the medians the service reports without ncu.
+# This kbd compiles in-process (--trust-host-compiles: it listens on
+# loopback only and compiles only the repository's example): ncu follows
+# every child process, and in the kbcompile jail its injected launcher
+# hangs, so the jailed compiler's start-up check hit its 30 s limit and kbd
+# refused to start (H200, 2026-12-04).
 if command -v ncu > /dev/null; then
   ncu --target-processes all -k regex:'^gather_linear$' \
     --metrics gpu__time_duration.sum --clock-control none --csv \
     --log-file "$out/ncu.csv" \
     "$bundle/bin/kbd" --listen 127.0.0.1:50061 --http-listen off \
-    --local-worker=1 --data-dir "$work/ncu-kbd" > "$work/ncu-kbd.log" 2>&1 &
+    --local-worker=1 --data-dir "$work/ncu-kbd" \
+    --compile-sandbox=false --trust-host-compiles > "$work/ncu-kbd.log" 2>&1 &
   ncu_pid=$!
   for _ in $(seq 60); do
     "$bundle/bin/kbctl" --server 127.0.0.1:50061 specs > /dev/null 2>&1 && break

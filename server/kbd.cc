@@ -18,6 +18,7 @@
 #include "contract/worker_auth.h"
 #include "server/core/compile_service.h"
 #include "server/core/core.h"
+#include "server/core/holdout_keys.h"
 #include "server/core/kbd_metrics.h"
 #include "server/grpc/grpc_health_updater.h"
 #include "server/grpc/kbench_grpc_service.h"
@@ -38,6 +39,7 @@ namespace kbench {
 struct Kbd::Parts {
   std::string token_file;
   std::unique_ptr<WorkerAuthenticator> worker_auth;
+  std::unique_ptr<HoldoutKeys> holdout_keys;
   std::unique_ptr<Store> store;
   std::unique_ptr<ProblemRegistry> problems;
   std::string problems_dir;
@@ -106,6 +108,17 @@ absl::Status Kbd::Start() {
       WorkerAuthenticator::Options{*token, p->token_file});
   spdlog::info("workers must present the token in {} (kbworker --token-file)",
                p->token_file);
+  // Each submission's hidden cases are drawn from this secret.
+  absl::StatusOr<std::unique_ptr<HoldoutKeys>> keys =
+      HoldoutKeys::Load({o.holdout_secret_file, data_dir});
+  if (!keys.ok()) {
+    return absl::Status(
+        keys.status().code(),
+        absl::StrCat("holdout secret: ", keys.status().message()));
+  }
+  p->holdout_keys = *std::move(keys);
+  spdlog::info("hidden cases are drawn from the secret in {}",
+               p->holdout_keys->where());
   absl::StatusOr<std::unique_ptr<Store>> store =
       Store::Open({data_dir + "/kbench.db"});
   if (!store.ok()) {
@@ -160,8 +173,9 @@ absl::Status Kbd::Start() {
       p->local_workers > 0 ? absl::Seconds(30) : absl::ZeroDuration();
   core.job_service.timing_max_time_ms = o.timing_max_time_ms;
   p->core = std::make_unique<Core>(
-      core, Core::Deps{p->store.get(), p->problems.get(),
-                       p->compile_service.get(), &p->metrics});
+      core,
+      Core::Deps{p->store.get(), p->problems.get(), p->compile_service.get(),
+                 &p->metrics, p->holdout_keys.get()});
   Core& c = *p->core;
   RETURN_IF_ERROR(
       RegisterKbdMetrics(&p->metrics, c.scheduler(), c.workers(), c.jobs()));

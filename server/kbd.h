@@ -66,6 +66,9 @@ class Kbd {
     // The token file workers must present; "" = DATA_DIR/worker.token,
     // created on first start.
     std::string worker_token_file;
+    // The secret hidden cases are drawn from; "" = DATA_DIR/holdout.secret,
+    // created on first start (server/core/holdout_keys.h).
+    std::string holdout_secret_file;
     // Time budget for sampling one submit's timing.
     int timing_max_time_ms = kDefaultMaxTimeMs;
     // Retention: age limit in days (0 = none) and size limit (0 = none).

@@ -118,6 +118,11 @@ int main(int argc, char** argv) {
                  "File of the token workers must present (mode 0600, owned "
                  "by kbd's user); default DATA_DIR/worker.token, created on "
                  "first start");
+  app.add_option("--holdout-secret-file", flags.holdout_secret_file,
+                 "File of the secret that each submission's hidden cases are "
+                 "drawn from (mode 0600, owned by kbd's user, at least 32 "
+                 "characters); default DATA_DIR/holdout.secret, created on "
+                 "first start");
   app.add_option("--no-worker-timeout-ms", flags.no_worker_timeout_ms,
                  "Queued GPU jobs fail after this long with no worker")
       ->capture_default_str();

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "contract/hidden_redact.h"
+#include "contract/holdout.h"
 #include "contract/problem_util.h"
 #include "runner/device/cuda_status.h"
 #include "runner/host/output_compare.h"
@@ -128,6 +129,11 @@ absl::Status ReadOutputs(const TensorSet& tensors, cudaStream_t stream,
   return absl::OkStatus();
 }
 
+// Trials per shape of `set`: its own count, else the job's.
+int SetTrials(const v1::ShapeSet& set, int job_trials) {
+  return set.trials() > 0 ? set.trials() : job_trials;
+}
+
 }  // namespace
 
 absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
@@ -138,7 +144,8 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
   const int extra = job.kind() == v1::JOB_KIND_SUBMIT ? kHiddenExtraTrials : 0;
   int total = 0;
   for (const v1::ShapeSet& set : job.check_sets()) {
-    total += set.shapes_size() * (trials + (set.hidden() ? 0 : extra));
+    total += set.shapes_size() *
+             (SetTrials(set, trials) + (set.hidden() ? 0 : extra));
   }
   *report->mutable_tolerance() = problem.tolerance();
   cudaStream_t s = ctx_->stream();
@@ -147,12 +154,15 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
   int done = 0;
   for (int si = 0; si < job.check_sets_size(); ++si) {
     const v1::ShapeSet& set = job.check_sets(si);
-    const int set_trials = trials + (set.hidden() ? 0 : extra);
+    const int base_trials = SetTrials(set, trials);
+    const int set_trials = base_trials + (set.hidden() ? 0 : extra);
+    // How this set's hidden cases are named: a drawn class says which.
+    const std::string hidden_words = HiddenCaseWords(set);
     for (int hi = 0; hi < set.shapes_size(); ++hi) {
       const v1::Shape& shape = set.shapes(hi);
       ASSIGN_OR_RETURN(const DimValues dims, ShapeDims(problem, shape));
       const std::string shown_where =
-          set.hidden() ? "a hidden case"
+          set.hidden() ? hidden_words
                        : absl::StrCat(set.name(), "/", shape.name(), " (",
                                       FormatDims(problem, dims), ")");
       absl::StatusOr<const ConcretePlan*> cplan_or = plans_->At(dims);
@@ -161,35 +171,57 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
         if (!set.hidden()) return limits;
         return absl::Status(
             limits.code(),
-            "the launch plan is invalid on a hidden case (its shape is not "
-            "shown): make grid, block and shared memory valid for every "
-            "shape in the problem's domain");
+            absl::StrCat("the launch plan is invalid on ", hidden_words,
+                         " (its exact shape is not shown): make grid, block "
+                         "and shared memory valid for every shape in the "
+                         "problem's domain"));
       }
       const ConcretePlan& cplan = **cplan_or;
-      ASSIGN_OR_RETURN(TensorSet tensors, TensorSet::Allocate(problem, dims));
-      ASSIGN_OR_RETURN(std::unique_ptr<BoundPlan> bound,
-                       module_->Bind(cplan, tensors));
+      // Allocation and binding messages give sizes (a workspace's bytes):
+      // for a hidden case only the kind of failure is told.
+      auto withheld = [&](const absl::Status& st, const char* what) {
+        if (!set.hidden()) return st;
+        return absl::Status(
+            st.code(),
+            absl::StrCat(what, " failed on ", hidden_words,
+                         " (details withheld: they would show its size); "
+                         "make every workspace and argument valid for every "
+                         "shape in the problem's domain"));
+      };
+      absl::StatusOr<TensorSet> allocated = TensorSet::Allocate(problem, dims);
+      if (!allocated.ok()) {
+        return withheld(allocated.status(), "allocating the tensors");
+      }
+      TensorSet tensors = *std::move(allocated);
+      absl::StatusOr<std::unique_ptr<BoundPlan>> bound_or =
+          module_->Bind(cplan, tensors);
+      if (!bound_or.ok()) {
+        return withheld(bound_or.status(), "binding the launch plan");
+      }
+      std::unique_ptr<BoundPlan> bound = *std::move(bound_or);
       // The reference's eager pipeline runs between the candidate's two runs
       // where the library supports the shape (cuBLASLt may refuse odd
       // bf16 leading dimensions); elsewhere the two runs are back to back.
       bool eager_ok = true;
       if (absl::Status st = reference_->PrepareEager(tensors); !st.ok()) {
+        // A library's message may give the shape: not for a hidden case.
         spdlog::warn("no eager reference between runs on {}: {}", shown_where,
-                     std::string(st.message()));
+                     set.hidden() ? "(details withheld: a hidden case)"
+                                  : std::string(st.message()));
         cudaGetLastError();
         eager_ok = false;
       }
       for (int t = 0; t < set_trials; ++t) {
-        const bool hidden = set.hidden() || t >= trials;
+        const bool hidden = set.hidden() || t >= base_trials;
+        const std::string words = set.hidden() ? hidden_words : "a hidden case";
         const std::string where =
-            hidden ? "a hidden case"
-                   : absl::StrCat(shown_where, ", trial ", t + 1);
+            hidden ? words : absl::StrCat(shown_where, ", trial ", t + 1);
         ++done;
-        progress(hidden
-                     ? absl::StrCat("checking a hidden case (", done, "/",
-                                    total, ")")
-                     : absl::StrCat("checking ", shown_where, ", trial ", t + 1,
-                                    "/", trials, " (", done, "/", total, ")"));
+        progress(
+            hidden
+                ? absl::StrCat("checking ", words, " (", done, "/", total, ")")
+                : absl::StrCat("checking ", shown_where, ", trial ", t + 1, "/",
+                               base_trials, " (", done, "/", total, ")"));
         v1::TrialResult* trial = report->add_trials();
         trial->set_hidden(hidden);
         trial->set_shape_set(set.name());
@@ -231,7 +263,8 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
                                  "running the reference between the two runs");
           } else {
             spdlog::warn("eager reference on {}: {}", shown_where,
-                         std::string(st.message()));
+                         set.hidden() ? "(details withheld: a hidden case)"
+                                      : std::string(st.message()));
             cudaGetLastError();
             eager_ok = false;
           }
@@ -275,7 +308,7 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
         }
         if (!trial->passed() && report->message().empty()) {
           std::string why =
-              hidden ? HiddenTrialFailure(*trial) : TrialFailure(*trial);
+              hidden ? HiddenTrialFailure(*trial, words) : TrialFailure(*trial);
           if (second_failed) {
             absl::StrAppend(&why,
                             " (on the second run of the same inputs, after "
@@ -283,7 +316,7 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
                             "kernel must not rely on state left by an "
                             "earlier call)");
           } else if (!differ.empty()) {
-            why = hidden ? absl::StrCat("failed on a hidden case: ", differ)
+            why = hidden ? absl::StrCat("failed on ", words, ": ", differ)
                          : absl::StrCat(shown_where, " (seed ", trial->seed(),
                                         "): ", differ);
           }

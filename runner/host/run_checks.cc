@@ -83,10 +83,35 @@ std::string CompareRuns(const double* first, const double* second, int64_t n,
   return out;
 }
 
+namespace {
+
+double Ratio(const v1::Stats& reference, const v1::Stats& kernel) {
+  return reference.n() > 0 && kernel.n() > 0 && kernel.median_us() > 0
+             ? reference.median_us() / kernel.median_us()
+             : 0;
+}
+
+}  // namespace
+
+void SetSpeedups(v1::TimingReport* t) {
+  t->set_speedup_events(Ratio(t->reference(), t->kernel()));
+  t->set_speedup_gpu(Ratio(t->reference_gpu(), t->kernel_gpu()));
+  t->set_speedup_graph(Ratio(t->reference_graph(), t->kernel_graph()));
+  // GPU time is the basis Nsight Compute agrees with; events when CUPTI
+  // could not time both sides (e.g. under a profiler).
+  if (t->speedup_gpu() > 0) {
+    t->set_speedup_basis(v1::TIMING_BASIS_GPU_TIME);
+    t->set_speedup(t->speedup_gpu());
+  } else {
+    t->set_speedup_basis(v1::TIMING_BASIS_EVENTS);
+    t->set_speedup(t->speedup_events());
+  }
+}
+
 absl::Status SanityCheckTolerance(const double* golden, int64_t n,
                                   const v1::Tolerance& tolerance,
                                   const std::string& where) {
-  if (n <= 0) return absl::OkStatus();
+  if (n < kMinSanityElements) return absl::OkStatus();
   double mean = 0;
   for (int64_t i = 0; i < n; ++i) mean += golden[i];
   mean /= static_cast<double>(n);

@@ -112,11 +112,51 @@ TEST(RunChecksTest, CompareRunsAcceptsEqualAndReportsRaces) {
 }
 
 TEST(RunChecksTest, SanityCheckPassesForAGoodToleranceAndWideInputs) {
-  std::vector<double> golden;
-  for (int i = 0; i < 100; ++i) golden.push_back((i % 7 - 3) * 0.37 + 0.01 * i);
+  std::vector<double> golden(100);
+  for (int i = 0; i < 100; ++i) golden[i] = (i % 7 - 3) * 0.37 + 0.01 * i;
   EXPECT_TRUE(SanityCheckTolerance(golden.data(), golden.size(), Fp32Tol(),
                                    "default/orig")
                   .ok());
+}
+
+v1::Stats Median(double us) {
+  v1::Stats s;
+  s.set_median_us(us);
+  s.set_n(20);
+  return s;
+}
+
+TEST(RunChecksTest, SpeedupIsOnGpuTimeWhenBothSidesHaveIt) {
+  v1::TimingReport t;
+  *t.mutable_kernel() = Median(12);
+  *t.mutable_reference() = Median(15);
+  SetSpeedups(&t);
+  EXPECT_EQ(t.speedup_basis(), v1::TIMING_BASIS_EVENTS);
+  EXPECT_DOUBLE_EQ(t.speedup(), 1.25);
+  EXPECT_DOUBLE_EQ(t.speedup_gpu(), 0);
+  *t.mutable_kernel_gpu() = Median(9);  // The reference's is missing.
+  SetSpeedups(&t);
+  EXPECT_EQ(t.speedup_basis(), v1::TIMING_BASIS_EVENTS);
+  *t.mutable_reference_gpu() = Median(6);
+  *t.mutable_kernel_graph() = Median(8);
+  *t.mutable_reference_graph() = Median(4);
+  SetSpeedups(&t);
+  EXPECT_EQ(t.speedup_basis(), v1::TIMING_BASIS_GPU_TIME);
+  EXPECT_DOUBLE_EQ(t.speedup(), 6.0 / 9.0);
+  EXPECT_DOUBLE_EQ(t.speedup_events(), 1.25);
+  EXPECT_DOUBLE_EQ(t.speedup_graph(), 0.5);
+}
+
+// One element is its own mean: no tolerance can reject the constant, so
+// tiny outputs are not judged (a hidden case may be B = K = 1).
+TEST(RunChecksTest, SanityCheckSkipsTinyOutputs) {
+  const std::vector<double> one = {1.99324};
+  EXPECT_TRUE(SanityCheckTolerance(one.data(), 1, Fp32Tol(), "(hidden)").ok());
+  std::vector<double> sixteen(kMinSanityElements, 1.99324);
+  EXPECT_EQ(SanityCheckTolerance(sixteen.data(), sixteen.size(), Fp32Tol(),
+                                 "(hidden)")
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(RunChecksTest, SanityCheckCatchesALooseTolerance) {

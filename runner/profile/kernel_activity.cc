@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "absl/strings/match.h"
 #include "runner/device/cuda_status.h"
 
 namespace kbench {
@@ -98,12 +99,13 @@ absl::StatusOr<std::vector<KernelActivity::Record>> KernelActivity::Stop() {
   return out;
 }
 
-std::vector<double> RunTimesUs(
+std::vector<double> RunSpansUs(
     const std::vector<KernelActivity::Record>& records,
-    const std::set<std::string>& entries, int launches_per_run, int skip_runs) {
+    const std::function<bool(const std::string&)>& keep, int launches_per_run,
+    int skip_runs) {
   std::vector<const KernelActivity::Record*> mine;
   for (const KernelActivity::Record& r : records) {
-    if (entries.count(r.name) > 0) mine.push_back(&r);
+    if (keep(r.name)) mine.push_back(&r);
   }
   if (launches_per_run <= 0 || mine.empty() ||
       mine.size() % launches_per_run != 0) {
@@ -111,13 +113,26 @@ std::vector<double> RunTimesUs(
   }
   std::vector<double> runs;
   for (size_t i = 0; i < mine.size(); i += launches_per_run) {
-    double us = 0;
-    for (int j = 0; j < launches_per_run; ++j) us += mine[i + j]->duration_us();
-    runs.push_back(us);
+    uint64_t start = mine[i]->start_ns, end = mine[i]->end_ns;
+    for (int j = 1; j < launches_per_run; ++j) {
+      start = std::min(start, mine[i + j]->start_ns);
+      end = std::max(end, mine[i + j]->end_ns);
+    }
+    runs.push_back((end - start) * 1e-3);
   }
   if (static_cast<int>(runs.size()) <= skip_runs) return {};
   runs.erase(runs.begin(), runs.begin() + skip_runs);
   return runs;
+}
+
+bool IsHarnessKernel(const std::string& name) {
+  // Harness kernels are C++ (mangled) names in runner/device/
+  // harness_kernels.cu; a candidate's entry points are extern "C".
+  for (const char* harness : {"ReadAllKernel", "BlockStreamKernel",
+                              "ClockProbeKernel", "SpinForKernel"}) {
+    if (absl::StrContains(name, harness)) return true;
+  }
+  return false;
 }
 
 }  // namespace kbench

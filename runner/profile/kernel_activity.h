@@ -17,6 +17,7 @@
 #define KBENCH_RUNNER_PROFILE_KERNEL_ACTIVITY_H_
 
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -50,13 +51,21 @@ class KernelActivity {
   bool started_ = false;
 };
 
-// Per-run GPU times from `records`: keeps kernels named in `entries`, in
-// start order, cuts them into runs of `launches_per_run` and sums each
-// run's kernel durations; the first `skip_runs` runs (warm-up) are dropped.
-// Empty when the records do not split evenly into runs.
-std::vector<double> RunTimesUs(
+// Per-run GPU times from `records`: keeps the kernels `keep` accepts, in
+// start order, cuts them into runs of `launches_per_run` and takes each
+// run's span, from its first kernel's start to its last kernel's end (the
+// gaps between a run's kernels count: the run takes them). The first
+// `skip_runs` runs (warm-up) are dropped. Empty when the kept records do
+// not split evenly into runs.
+std::vector<double> RunSpansUs(
     const std::vector<KernelActivity::Record>& records,
-    const std::set<std::string>& entries, int launches_per_run, int skip_runs);
+    const std::function<bool(const std::string&)>& keep, int launches_per_run,
+    int skip_runs);
+
+// Whether `name` is one of kbench's own kernels that run between timed
+// workloads (the L2 flush, the stream blocker, the clock probe): they
+// belong to no workload.
+bool IsHarnessKernel(const std::string& name);
 
 }  // namespace kbench
 

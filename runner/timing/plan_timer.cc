@@ -1,5 +1,6 @@
 #include "runner/timing/plan_timer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -17,6 +18,7 @@
 #include "runner/host/sample_stats.h"
 #include "runner/host/stopping_criterion.h"
 #include "runner/profile/kernel_activity.h"
+#include "runner/timing/graph_replay.h"
 #include "runner/timing/interleaved_sampler.h"
 #include "spdlog/spdlog.h"
 
@@ -27,6 +29,61 @@ absl::StatusOr<std::unique_ptr<PlanTimer>> PlanTimer::Create(
   std::unique_ptr<PlanTimer> t(new PlanTimer(ctx, flusher, blocker));
   ASSIGN_OR_RETURN(t->clock_, ClockProbe::Create(ctx));
   return t;
+}
+
+namespace {
+
+// A graph replay of about this long (us) at most, flushes included.
+constexpr double kGraphReplayUs = 2000;
+// Replays of each graph: untimed, then timed; fewer when a replay is long
+// (a slow kernel's two runs already take more than this many us).
+constexpr int kGraphWarmup = 2;
+constexpr int kGraphReplays = 7;
+constexpr double kLongReplayUs = 10000;
+
+}  // namespace
+
+absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
+                                   bool cold, v1::TimingReport* timing) {
+  // Runs per graph: a replay of at most ~2 ms, flushes included (more runs
+  // spread the flushes' noise thinner), so the graphs cost about 40-60 ms.
+  const double run_us =
+      std::max(timing->kernel().median_us(), timing->reference().median_us()) +
+      // A flush reads its buffer kKernels times, at about 3 TB/s.
+      (cold ? L2Flusher::kKernels * static_cast<double>(flusher_->bytes()) / 3e6
+            : 0);
+  GraphReplay::Options go;
+  go.runs = static_cast<int>(
+      std::clamp(kGraphReplayUs / std::max(run_us, 1.0), 2.0, 100.0));
+  L2Flusher* flush = cold ? flusher_ : nullptr;
+  absl::StatusOr<std::unique_ptr<GraphReplay>> kernel = GraphReplay::Capture(
+      ctx_, [&] { return bound->Enqueue(); }, flush, go);
+  absl::StatusOr<std::unique_ptr<GraphReplay>> ref = GraphReplay::Capture(
+      ctx_, [&] { return reference->RunEager(); }, flush, go);
+  if (!kernel.ok() || !ref.ok()) {
+    spdlog::info("no graph timing: {}",
+                 std::string(!kernel.ok() ? kernel.status().message()
+                                          : ref.status().message()));
+    return absl::OkStatus();
+  }
+  const bool long_replay = go.runs * run_us > kLongReplayUs;
+  const int warmup = long_replay ? 1 : kGraphWarmup;
+  const int replays = long_replay ? 3 : kGraphReplays;
+  std::vector<double> k_us, r_us;
+  for (int i = 0; i < warmup + replays; ++i) {
+    // Alternate who goes first, as the event samples do.
+    GraphReplay* first = i % 2 == 0 ? kernel->get() : ref->get();
+    GraphReplay* second = i % 2 == 0 ? ref->get() : kernel->get();
+    ASSIGN_OR_RETURN(const double a, first->ReplayUs());
+    ASSIGN_OR_RETURN(const double b, second->ReplayUs());
+    if (i < warmup) continue;
+    (i % 2 == 0 ? k_us : r_us).push_back(a);
+    (i % 2 == 0 ? r_us : k_us).push_back(b);
+  }
+  *timing->mutable_kernel_graph() = ComputeStats(k_us);
+  *timing->mutable_reference_graph() = ComputeStats(r_us);
+  timing->set_graph_runs(go.runs);
+  return absl::OkStatus();
 }
 
 absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
@@ -83,12 +140,24 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
         activity.Stop();
     std::set<std::string> entries;
     for (const ConcreteLaunch& l : cplan.launches) entries.insert(l.entry);
-    const std::vector<double> gpu_us =
-        records.ok() ? RunTimesUs(*records, entries,
-                                  static_cast<int>(cplan.launches.size()),
-                                  options.warmup)
-                     : std::vector<double>();
-    if (!gpu_us.empty()) *timing->mutable_kernel_gpu() = ComputeStats(gpu_us);
+    if (records.ok()) {
+      const std::vector<double> kernel_us = RunSpansUs(
+          *records, [&](const std::string& n) { return entries.count(n) > 0; },
+          static_cast<int>(cplan.launches.size()), options.warmup);
+      // The reference's kernels are all the others but the harness's.
+      const std::vector<double> reference_us = RunSpansUs(
+          *records,
+          [&](const std::string& n) {
+            return entries.count(n) == 0 && !IsHarnessKernel(n);
+          },
+          reference->EagerLaunches(), options.warmup);
+      if (!kernel_us.empty()) {
+        *timing->mutable_kernel_gpu() = ComputeStats(kernel_us);
+      }
+      if (!reference_us.empty()) {
+        *timing->mutable_reference_gpu() = ComputeStats(reference_us);
+      }
+    }
   }
   const double clock_after = measure_clock();
   timing->set_sm_clock_before_mhz(clock_before);
@@ -102,17 +171,17 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
   timing->mutable_dims()->insert(dims.begin(), dims.end());
   *timing->mutable_kernel() = ComputeStats(sampled.samples_us[0]);
   *timing->mutable_reference() = ComputeStats(sampled.samples_us[1]);
-  if (timing->kernel().median_us() > 0) {
-    timing->set_speedup(timing->reference().median_us() /
-                        timing->kernel().median_us());
-  }
+  // The graphs are sized from the event medians just set.
+  RETURN_IF_ERROR(TimeGraphs(bound, reference, options.flush_l2, timing));
+  SetSpeedups(timing);
   timing->set_kernel_launches(bound->launches());
   int64_t tensor_bytes = 0, workspace_bytes = 0;
   for (const TensorSet::Tensor& t : tensors.tensors()) {
     tensor_bytes += static_cast<int64_t>(t.buffer.bytes());
   }
-  for (const ConcreteWorkspace& w : cplan.workspaces)
+  for (const ConcreteWorkspace& w : cplan.workspaces) {
     workspace_bytes += w.bytes;
+  }
   timing->set_kernel_memory_bytes(tensor_bytes + workspace_bytes);
   timing->set_reference_memory_bytes(tensor_bytes +
                                      reference->EagerScratchBytes());

@@ -68,6 +68,10 @@ class PlanTimer {
  private:
   PlanTimer(DeviceContext* ctx, L2Flusher* flusher, StreamBlocker* blocker)
       : ctx_(ctx), flusher_(flusher), blocker_(blocker) {}
+  // The graph basis (GraphReplay) of kernel and reference, alternating;
+  // leaves it unset (with a log line) when either cannot be captured.
+  absl::Status TimeGraphs(BoundPlan* bound, ReferenceOp* reference, bool cold,
+                          v1::TimingReport* timing);
 
   DeviceContext* ctx_;
   L2Flusher* flusher_;

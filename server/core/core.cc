@@ -29,6 +29,9 @@ Core::Core(const Options& options, const Deps& deps) {
   jd.sessions = sessions_.get();
   jd.scheduler = scheduler_.get();
   jd.finisher = finisher_.get();
+  if (deps.holdout_keys == nullptr) own_keys_ = HoldoutKeys::Ephemeral();
+  jd.holdout_keys =
+      deps.holdout_keys != nullptr ? deps.holdout_keys : own_keys_.get();
   job_service_ = std::make_unique<JobService>(options.job_service, jd);
   agent_service_ =
       std::make_unique<AgentService>(AgentService::Options{}, sessions_.get(),
@@ -45,6 +48,7 @@ Core::~Core() {
   sessions_.reset();
   jobs_.reset();
   workers_.reset();
+  own_keys_.reset();
 }
 
 }  // namespace kbench

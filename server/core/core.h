@@ -19,6 +19,7 @@
 #include "contract/problem_registry.h"
 #include "server/core/agent_service.h"
 #include "server/core/compile_service.h"
+#include "server/core/holdout_keys.h"
 #include "server/core/job_finisher.h"
 #include "server/core/job_service.h"
 #include "server/core/job_table.h"
@@ -44,6 +45,9 @@ class Core {
     CompileService* compiler = nullptr;
     // Job counters and histograms; null records none.
     Metrics* metrics = nullptr;
+    // The secret hidden cases are drawn from; null: one of this Core only
+    // (HoldoutKeys::Ephemeral), as in the core's tests.
+    const HoldoutKeys* holdout_keys = nullptr;
   };
 
   Core(const Options& options, const Deps& deps);
@@ -60,6 +64,7 @@ class Core {
   AgentService* agent_service() const { return agent_service_.get(); }
 
  private:
+  std::unique_ptr<HoldoutKeys> own_keys_;  // When Deps gave none.
   std::unique_ptr<WorkerRegistry> workers_;
   std::unique_ptr<JobTable> jobs_;
   std::unique_ptr<Sessions> sessions_;

@@ -67,7 +67,8 @@ JobService::JobService(const Options& options, const Deps& deps)
       jobs_(deps.jobs),
       sessions_(deps.sessions),
       scheduler_(deps.scheduler),
-      finisher_(deps.finisher) {}
+      finisher_(deps.finisher),
+      holdout_keys_(deps.holdout_keys) {}
 
 absl::Status JobService::CheckGpuAvailable() const {
   const absl::Time now = absl::Now();
@@ -96,10 +97,11 @@ absl::StatusOr<v1::Job> JobService::Submit(v1::JobKind kind,
 
 absl::StatusOr<v1::Job> JobService::Start(v1::JobKind kind,
                                           const v1::KernelRequest& request) {
-  ASSIGN_OR_RETURN(Prepared p, Prepare(kind, request));
+  const std::string id = NewJobId();
+  ASSIGN_OR_RETURN(Prepared p, Prepare(kind, request, id));
   if (kind != v1::JOB_KIND_COMPILE) RETURN_IF_ERROR(CheckGpuAvailable());
   v1::Job job;
-  job.set_id(NewJobId());
+  job.set_id(id);
   job.set_kind(kind);
   job.set_stage(v1::STAGE_QUEUED);
   job.set_stage_detail("waiting for a compile slot");
@@ -195,7 +197,8 @@ void JobService::OnCompiled(const std::string& job_id, const Prepared& p,
   for (const Prepared::ResolvedShape& r : p.resolved) {
     if (absl::Status s = CheckDeviceLimits(r.plan, spec, static_smem);
         !s.ok()) {
-      fail(v1::VERDICT_REJECTED, r.hidden ? HiddenCaseError(s) : s);
+      fail(v1::VERDICT_REJECTED,
+           r.hidden ? HiddenCaseError(s, r.hidden_words) : s);
       return;
     }
   }
@@ -377,7 +380,7 @@ void JobService::Recover() {
       continue;
     }
     request->set_source(*source);
-    absl::StatusOr<Prepared> p = Prepare(job.kind(), *request);
+    absl::StatusOr<Prepared> p = Prepare(job.kind(), *request, job.id());
     if (!p.ok()) {
       finisher_->Finish(job.id(), ErrorResult(v1::VERDICT_ERROR, p.status()));
       continue;

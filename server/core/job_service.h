@@ -31,6 +31,7 @@
 #include "contract/problem_registry.h"
 #include "kbench/v1/kbench.pb.h"
 #include "server/core/compile_service.h"
+#include "server/core/holdout_keys.h"
 #include "server/core/job_finisher.h"
 #include "server/core/job_table.h"
 #include "server/core/scheduler.h"
@@ -72,6 +73,8 @@ class JobService {
     Sessions* sessions = nullptr;
     Scheduler* scheduler = nullptr;
     JobFinisher* finisher = nullptr;
+    // The secret behind each submission's hidden cases.
+    const HoldoutKeys* holdout_keys = nullptr;
   };
 
   JobService(const Options& options, const Deps& deps);
@@ -112,10 +115,15 @@ class JobService {
 
  private:
   struct Prepared;  // A validated request; see job_service_internal.h.
+  // `job_id` keys the draw of a submission's hidden cases.
   absl::StatusOr<Prepared> Prepare(v1::JobKind kind,
-                                   const v1::KernelRequest& request) const;
+                                   const v1::KernelRequest& request,
+                                   const std::string& job_id) const;
+  // The shape sets a job checks (and, for a submission, its hidden cases).
+  absl::Status ChooseCheckSets(const std::string& job_id, Prepared* p) const;
   absl::StatusOr<v1::Job> Start(v1::JobKind kind,
                                 const v1::KernelRequest& request);
+
   absl::Status CheckGpuAvailable() const;
   void StartCompile(const std::string& job_id, const Prepared& prepared);
   void OnCompiled(const std::string& job_id, const Prepared& prepared,
@@ -133,6 +141,7 @@ class JobService {
   Sessions* sessions_;
   Scheduler* scheduler_;
   JobFinisher* finisher_;
+  const HoldoutKeys* holdout_keys_;
   const absl::Time started_ = absl::Now();
 };
 

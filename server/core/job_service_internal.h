@@ -29,7 +29,8 @@ struct JobService::Prepared {
   // against the grid and block limits; OnCompiled checks shared memory.
   struct ResolvedShape {
     ConcretePlan plan;
-    bool hidden = false;  // From a hidden set: errors name no dims.
+    bool hidden = false;       // From a hidden set: errors name no dims ...
+    std::string hidden_words;  // ... but its class (HiddenCaseWords).
   };
   std::vector<ResolvedShape> resolved;
   std::string timing_set;  // Submit and profile.
@@ -41,8 +42,10 @@ struct JobService::Prepared {
 };
 
 // The status for a launch plan that fails on a hidden shape: the code of
-// `status`, a message that names no shape or dims.
-absl::Status HiddenCaseError(const absl::Status& status);
+// `status`, a message that names no shape or dims, only `words` (e.g. "a
+// hidden mid-size case (B in 257..4096, ...)").
+absl::Status HiddenCaseError(const absl::Status& status,
+                             const std::string& words);
 
 }  // namespace kbench
 

@@ -15,8 +15,10 @@
 #include "base/digest.h"
 #include "base/status_macros.h"
 #include "base/untrusted_input.h"
+#include "contract/holdout.h"
 #include "contract/job_defaults.h"
 #include "contract/launch_plan.h"
+#include "contract/names.h"
 #include "contract/parsed_plan.h"
 #include "contract/problem_util.h"
 #include "contract/runner_job.h"
@@ -31,21 +33,77 @@ std::string KnownSets(const v1::Problem& problem) {
   for (const v1::ShapeSet& s : problem.shape_sets()) {
     if (!s.hidden()) names.push_back(s.name());
   }
-  return absl::StrJoin(names, ", ");
+  return absl::StrCat(absl::StrJoin(names, ", "), " (and ", kRandomShapeSet,
+                      " for run_correctness: cases drawn afresh from the "
+                      "problem's size classes)");
 }
 
 }  // namespace
 
-absl::Status HiddenCaseError(const absl::Status& status) {
+absl::Status JobService::ChooseCheckSets(const std::string& job_id,
+                                         Prepared* p) const {
+  const v1::Problem& problem = *p->problem;
+  const std::string& name = p->request.shape_set();
+  const v1::ShapeSet* chosen = nullptr;
+  if (name == kRandomShapeSet) {
+    if (p->kind != v1::JOB_KIND_CORRECTNESS) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the '", kRandomShapeSet,
+                       "' shape set is drawn afresh on every call, so only "
+                       "run_correctness takes it; ",
+                       ToolNameOf(p->kind), " needs a fixed set: one of ",
+                       KnownSets(problem)));
+    }
+    ASSIGN_OR_RETURN(v1::ShapeSet drawn,
+                     DrawRandomSet(problem, HoldoutKeys::FreshKey()));
+    p->check_sets.push_back(std::move(drawn));
+  } else if (!name.empty()) {
+    chosen = FindShapeSet(problem, name);
+    if (chosen == nullptr || chosen->hidden()) {
+      return absl::NotFoundError(
+          absl::StrCat("problem '", problem.name(), "' has no shape set '",
+                       name, "'; known: ", KnownSets(problem)));
+    }
+    p->check_sets.push_back(*chosen);
+  } else if (p->kind == v1::JOB_KIND_PROFILE) {
+    p->check_sets.push_back(
+        *FindShapeSet(problem, problem.default_shape_set()));
+  } else {
+    for (const std::string& set : problem.check_shape_sets()) {
+      p->check_sets.push_back(*FindShapeSet(problem, set));
+    }
+  }
+  if (p->kind == v1::JOB_KIND_SUBMIT) {
+    // Submit also runs the hidden sets: an operator's fixed ones, and every
+    // size class's cases, drawn for this job from kbd's secret.
+    for (const v1::ShapeSet& s : problem.shape_sets()) {
+      if (s.hidden()) p->check_sets.push_back(s);
+    }
+    ASSIGN_OR_RETURN(std::vector<v1::ShapeSet> drawn,
+                     DrawHoldoutSets(problem, holdout_keys_->ForJob(
+                                                  problem.name(), job_id)));
+    for (v1::ShapeSet& s : drawn) p->check_sets.push_back(std::move(s));
+  }
+  const v1::ShapeSet* timing =
+      chosen ? chosen : FindShapeSet(problem, problem.default_shape_set());
+  p->timing_set = timing->name();
+  p->timing_shape = timing->shapes(0);
+  return absl::OkStatus();
+}
+
+absl::Status HiddenCaseError(const absl::Status& status,
+                             const std::string& words) {
   return absl::Status(
       status.code(),
-      "the launch plan is invalid on a hidden case (its shape is not shown): "
-      "make grid, block and shared memory valid for every shape in the "
-      "problem's domain");
+      absl::StrCat("the launch plan is invalid on ", words,
+                   " (its exact shape is not shown): make grid, block and "
+                   "shared memory valid for every shape in the problem's "
+                   "domain"));
 }
 
 absl::StatusOr<JobService::Prepared> JobService::Prepare(
-    v1::JobKind kind, const v1::KernelRequest& request) const {
+    v1::JobKind kind, const v1::KernelRequest& request,
+    const std::string& job_id) const {
   Prepared p;
   p.kind = kind;
   p.request = request;
@@ -118,37 +176,7 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
                                p.request.arch(), kind != v1::JOB_KIND_COMPILE,
                                options_.default_arch, absl::Now()));
 
-  // The shape sets this job touches.
-  const v1::ShapeSet* chosen = nullptr;
-  if (!request.shape_set().empty()) {
-    chosen = FindShapeSet(*p.problem, request.shape_set());
-    if (chosen == nullptr || chosen->hidden()) {
-      return absl::NotFoundError(absl::StrCat(
-          "problem '", problem_name, "' has no shape set '",
-          request.shape_set(), "'; known: ", KnownSets(*p.problem)));
-    }
-  }
-  if (chosen != nullptr) {
-    p.check_sets.push_back(*chosen);
-  } else if (kind == v1::JOB_KIND_PROFILE) {
-    p.check_sets.push_back(
-        *FindShapeSet(*p.problem, p.problem->default_shape_set()));
-  } else {
-    for (const std::string& name : p.problem->check_shape_sets()) {
-      p.check_sets.push_back(*FindShapeSet(*p.problem, name));
-    }
-  }
-  if (kind == v1::JOB_KIND_SUBMIT) {
-    // Submit also runs the hidden shape sets (never shown to callers).
-    for (const v1::ShapeSet& s : p.problem->shape_sets()) {
-      if (s.hidden()) p.check_sets.push_back(s);
-    }
-  }
-  const v1::ShapeSet* timing =
-      chosen ? chosen
-             : FindShapeSet(*p.problem, p.problem->default_shape_set());
-  p.timing_set = timing->name();
-  p.timing_shape = timing->shapes(0);
+  RETURN_IF_ERROR(ChooseCheckSets(job_id, &p));
 
   // Launch expressions and device limits (grid, block; shared memory needs
   // the compiled kernel and is checked again after compiling).
@@ -166,13 +194,18 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
         ASSIGN_OR_RETURN(DimValues dims, ShapeDims(*p.problem, shape));
         ASSIGN_OR_RETURN(ConcretePlan cp, parsed.Resolve(dims));
         RETURN_IF_ERROR(CheckDeviceLimits(cp, spec));
-        p.resolved.push_back({std::move(cp), set.hidden()});
+        p.resolved.push_back(
+            {std::move(cp), set.hidden(),
+             set.hidden() ? HiddenCaseWords(set) : std::string()});
         return absl::OkStatus();
       }();
-      if (!s.ok()) return set.hidden() ? HiddenCaseError(s) : s;
+      if (!s.ok()) {
+        return set.hidden() ? HiddenCaseError(s, HiddenCaseWords(set)) : s;
+      }
     }
   }
-  if (timing->time_budget_ms() > 0) {
+  if (const v1::ShapeSet* timing = FindShapeSet(*p.problem, p.timing_set);
+      timing != nullptr && timing->time_budget_ms() > 0) {
     budget = std::max(budget, timing->time_budget_ms());
   }
   p.budget_ms =

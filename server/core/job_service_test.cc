@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "compiler/nvrtc_compiler.h"
 #include "server/core/core.h"
+#include "server/core/job_service_fixtures.h"
 #include "server/core/scheduler_fixtures.h"
 #include "server/core/sessions.h"
 #include "testing/eventually.h"
@@ -29,119 +30,10 @@ namespace {
 using ::testing::HasSubstr;
 
 using testing::Eventually;
+using testing::PassedFor;
+using testing::Worker;
 
-// The GPU worker the tests play.
-v1::WorkerInfo Worker() { return testing::Worker("host:gpu0"); }
-
-// What an honest worker reports for `job`: every trial of every shape
-// passed.
-v1::JobResult PassedFor(const v1::RunnerJob& job) {
-  v1::JobResult r;
-  r.set_verdict(v1::VERDICT_PASSED);
-  r.mutable_gpu()->set_name("Test GPU");
-  r.mutable_gpu()->set_arch("sm_90");
-  v1::CorrectnessReport* c = r.mutable_correctness();
-  c->set_passed(true);
-  int trials = 0;
-  for (const v1::ShapeSet& set : job.check_sets()) {
-    for (const v1::Shape& shape : set.shapes()) {
-      for (int i = 0; i < job.trials(); ++i) {
-        v1::TrialResult* t = c->add_trials();
-        t->set_shape_set(set.name());
-        t->set_shape(shape.name());
-        t->set_passed(true);
-        ++trials;
-      }
-    }
-  }
-  c->set_trials_run(trials);
-  c->set_trials_passed(trials);
-  return r;
-}
-
-class JobServiceTest : public ::testing::Test {
- protected:
-  void SetUp() override { Build(); }
-
-  // Builds the core (as server/kbd.cc does) on the store in dir_.
-  void Build(absl::Duration worker_grace = absl::ZeroDuration()) {
-    auto store = Store::Open({dir_.path() + "/kbench.db"});
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
-    auto problems =
-        ProblemRegistry::LoadDir(testing::SourcePath("kernels/problems"));
-    ASSERT_TRUE(problems.ok()) << problems.status();
-    problems_ = *std::move(problems);
-    CompileService::Options co;
-    co.threads = 2;
-    compile_ = std::make_unique<CompileService>(co, &compiler_, store_.get());
-    Core::Options o;
-    o.job_service.worker_grace = worker_grace;
-    core_ = std::make_unique<Core>(
-        o, Core::Deps{store_.get(), problems_.get(), compile_.get()});
-    workers_ = core_->workers();
-    jobs_ = core_->jobs();
-    sessions_ = core_->sessions();
-    scheduler_ = core_->scheduler();
-    service_ = core_->job_service();
-  }
-
-  void TearDown() override { Destroy(); }
-  void Destroy() {
-    if (compile_) compile_->Shutdown();
-    core_.reset();
-    compile_.reset();
-    problems_.reset();
-    store_.reset();
-  }
-
-  v1::KernelRequest Request(const std::string& session = "s") {
-    v1::KernelRequest r;
-    r.set_source(
-        testing::ReadSourceFile("kernels/examples/gather_linear_naive.cu"));
-    r.set_session_id(session);
-    return r;
-  }
-
-  // RunTool, waited for.
-  absl::StatusOr<v1::Job> RunTool(v1::JobKind kind,
-                                  const v1::KernelRequest& request) {
-    auto done = std::make_shared<absl::Notification>();
-    auto out = std::make_shared<absl::StatusOr<v1::Job>>();
-    service_->RunTool(kind, request, [done, out](absl::StatusOr<v1::Job> j) {
-      *out = std::move(j);
-      done->Notify();
-    });
-    EXPECT_TRUE(done->WaitForNotificationWithTimeout(absl::Seconds(60)));
-    return *out;
-  }
-
-  v1::Job WaitForStage(const std::string& id, v1::Stage stage) {
-    v1::Job job;
-    EXPECT_TRUE(Eventually(
-        [&] {
-          absl::StatusOr<v1::Job> j = service_->GetJob(id);
-          if (j.ok()) job = *j;
-          return j.ok() && j->stage() == stage;
-        },
-        absl::Seconds(20)))
-        << "job " << id << " is " << v1::Stage_Name(job.stage());
-    return job;
-  }
-
-  testing::TempDir dir_;
-  NvrtcCompiler compiler_;
-  std::unique_ptr<Store> store_;
-  std::unique_ptr<ProblemRegistry> problems_;
-  std::unique_ptr<CompileService> compile_;
-  std::unique_ptr<Core> core_;
-  // The core's parts, borrowed from core_.
-  WorkerRegistry* workers_ = nullptr;
-  JobTable* jobs_ = nullptr;
-  Sessions* sessions_ = nullptr;
-  Scheduler* scheduler_ = nullptr;
-  JobService* service_ = nullptr;
-};
+class JobServiceTest : public testing::JobServiceFixture {};
 
 TEST_F(JobServiceTest, ACompileJobEndsWithItsTurnWrittenBeforeItIsSeenDone) {
   // The watcher runs outside the table's lock, so it may read the store:

@@ -1,6 +1,7 @@
 #include "server/core/result_check.h"
 
 #include <cmath>
+#include <limits>
 #include <set>
 #include <string>
 #include <utility>
@@ -106,9 +107,16 @@ absl::Status CheckTiming(absl::string_view what, const v1::TimingReport& t,
                              measured, l.min_time_us));
   RETURN_IF_ERROR(CheckStats(absl::StrCat(what, ".reference"), t.reference(),
                              measured, l.min_time_us));
-  // CUPTI's GPU time has no launch overhead: no floor, but real numbers.
-  RETURN_IF_ERROR(
-      CheckStats(absl::StrCat(what, ".kernel_gpu"), t.kernel_gpu(), false, 0));
+  // CUPTI's GPU time and graph replays have no launch overhead: no floor,
+  // but real numbers.
+  const std::pair<const char*, const v1::Stats*> no_floor[] = {
+      {".kernel_gpu", &t.kernel_gpu()},
+      {".reference_gpu", &t.reference_gpu()},
+      {".kernel_graph", &t.kernel_graph()},
+      {".reference_graph", &t.reference_graph()}};
+  for (const auto& [field, stats] : no_floor) {
+    RETURN_IF_ERROR(CheckStats(absl::StrCat(what, field), *stats, false, 0));
+  }
   const std::pair<const char*, double> figures[] = {
       {"wall_ms", t.wall_ms()},
       {"flops", t.flops()},
@@ -123,14 +131,36 @@ absl::Status CheckTiming(absl::string_view what, const v1::TimingReport& t,
     }
   }
   if (!measured) return absl::OkStatus();
-  const double expected = t.reference().median_us() / t.kernel().median_us();
-  if (!std::isfinite(t.speedup()) ||
+  // The speedup divides the medians of the basis it names.
+  const bool gpu = t.speedup_basis() == v1::TIMING_BASIS_GPU_TIME;
+  if (!gpu && t.speedup_basis() != v1::TIMING_BASIS_EVENTS &&
+      t.speedup_basis() != v1::TIMING_BASIS_UNSPECIFIED) {
+    return Bad(absl::StrCat(what, ".speedup_basis ",
+                            static_cast<int>(t.speedup_basis()),
+                            " is not events or GPU time"));
+  }
+  const v1::Stats& ref = gpu ? t.reference_gpu() : t.reference();
+  const v1::Stats& ker = gpu ? t.kernel_gpu() : t.kernel();
+  const double expected = ker.median_us() > 0
+                              ? ref.median_us() / ker.median_us()
+                              : std::numeric_limits<double>::quiet_NaN();
+  if (!std::isfinite(t.speedup()) || !std::isfinite(expected) ||
       std::fabs(t.speedup() - expected) > l.speedup_tolerance * expected) {
     return Bad(absl::StrFormat(
         "%s.speedup %g does not match its own times: reference median %g us "
-        "/ kernel median %g us = %g",
-        what, t.speedup(), t.reference().median_us(), t.kernel().median_us(),
-        expected));
+        "/ kernel median %g us = %g (%s)",
+        what, t.speedup(), ref.median_us(), ker.median_us(), expected,
+        gpu ? "GPU time" : "events"));
+  }
+  const std::pair<const char*, double> speedups[] = {
+      {"speedup_events", t.speedup_events()},
+      {"speedup_gpu", t.speedup_gpu()},
+      {"speedup_graph", t.speedup_graph()}};
+  for (const auto& [name, v] : speedups) {
+    if (!Finite(v)) {
+      return Bad(absl::StrCat(what, ".", name, " is ", v,
+                              "; it must be finite and not negative"));
+    }
   }
   if (passed && (t.shape_set() != job.timing_set() ||
                  t.shape() != job.timing_shape().name())) {

@@ -215,6 +215,34 @@ TEST(ResultCheckTest, ForgedOrBrokenResultsAreRefused) {
       {"speedup off by 2%", v1::JOB_KIND_SUBMIT,
        [](v1::JobResult* r) { r->mutable_timing()->set_speedup(2.04); },
        "does not match"},
+      {"speedup on GPU time that its GPU times do not give",
+       v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) {
+         v1::TimingReport* t = r->mutable_timing();
+         *t->mutable_kernel_gpu() = Stats(8);
+         *t->mutable_reference_gpu() = Stats(8);
+         t->set_speedup_basis(v1::TIMING_BASIS_GPU_TIME);  // 2.0 claimed.
+       },
+       "(GPU time)"},
+      {"speedup on GPU time without GPU times", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) {
+         r->mutable_timing()->set_speedup_basis(v1::TIMING_BASIS_GPU_TIME);
+       },
+       "does not match"},
+      {"speedup on the graph basis", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) {
+         r->mutable_timing()->set_speedup_basis(v1::TIMING_BASIS_GRAPH);
+       },
+       "is not events or GPU time"},
+      {"NaN graph time", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) {
+         *r->mutable_timing()->mutable_kernel_graph() = Stats(5);
+         r->mutable_timing()->mutable_kernel_graph()->set_mean_us(std::nan(""));
+       },
+       "timing.kernel_graph"},
+      {"negative per-basis speedup", v1::JOB_KIND_SUBMIT,
+       [](v1::JobResult* r) { r->mutable_timing()->set_speedup_graph(-3); },
+       "speedup_graph"},
       {"kernel faster than any launch", v1::JOB_KIND_SUBMIT,
        [](v1::JobResult* r) {
          *r->mutable_timing()->mutable_kernel() = Stats(0.02);

@@ -50,6 +50,9 @@ struct Case {
   // Must appear nowhere: not in the status, the response, the job (with
   // its compile report and log) or kbd's stderr (local workers' too).
   std::vector<std::string> never_shown;
+  // Every visible trial must pass: the cheat works on the public shapes,
+  // so what catches it is a hidden case.
+  bool public_trials_pass = false;
   int budget_ms = 0;              // KernelRequest.budget_ms; 0 = problem's.
   bool generated_source = false;  // huge_source: the test builds the text.
 };
@@ -98,6 +101,31 @@ inline std::vector<Case> AllCases() {
   huge.generated_source = true;
   add("dynamic_parallelism", kCheck, v1::VERDICT_REJECTED, {}).any_of = {
       "dynamic parallelism", "relocatable"};
+  // Right only on part of the domain (issue 15): submit's hidden cases,
+  // drawn per submission from the size classes, must catch each, and say
+  // which class. Which class fails first depends on the draw where two
+  // classes reach the failing sizes.
+  const Tool kSubmit = Tool::kSubmit;
+  const std::vector<std::string> small_or_mid = {"small or odd-sized case",
+                                                 "mid-size case"};
+  add("correct_only_small_b", kSubmit, v1::VERDICT_FAILED,
+      {"failed on a hidden mid-size case (R in 1..8, B in 257..4096"})
+      .public_trials_pass = true;
+  Case& small_k = add("correct_only_small_k", kSubmit, v1::VERDICT_FAILED,
+                      {"failed on a hidden", "NaN or unwritten"});
+  small_k.any_of = small_or_mid;
+  small_k.public_trials_pass = true;
+  Case& tile = add("fixed_shared_tile", kSubmit, v1::VERDICT_FAILED,
+                   {"failed on a hidden", "outside tolerance"});
+  tile.any_of = small_or_mid;
+  tile.public_trials_pass = true;
+  Case& hang = add("hangs_when_b_large", kSubmit, v1::VERDICT_TIMED_OUT,
+                   {"checking a hidden"});
+  hang.any_of = small_or_mid;
+  hang.budget_ms = 3000;
+  add("public_shapes_only", kSubmit, v1::VERDICT_FAILED,
+      {"failed on a hidden small or odd-sized case"})
+      .public_trials_pass = true;
   return cases;
 }
 
@@ -275,6 +303,18 @@ inline void ExpectVerdict(const Case& c, const Outcome& o,
         << o.job.result().log().substr(o.job.result().log().size() > 300
                                            ? o.job.result().log().size() - 300
                                            : 0);
+  }
+  // A hidden case is never identified: no dims, shape, seed or index.
+  for (const v1::TrialResult& t : o.job.result().correctness().trials()) {
+    if (t.hidden()) {
+      EXPECT_TRUE(t.dims().empty() && t.shape().empty() && t.seed() == 0 &&
+                  t.first_mismatch().empty())
+          << "a hidden trial is identified: " << t.DebugString();
+    } else if (c.public_trials_pass) {
+      EXPECT_TRUE(t.passed())
+          << "the cheat fails a public shape, so it "
+          << "does not test the hidden cases: " << t.DebugString();
+    }
   }
   for (const std::string& s : c.never_shown) {
     EXPECT_FALSE(absl::StrContains(o.AllText(), s))

@@ -210,7 +210,26 @@ TEST_F(GpuE2eTest, SubmitTimesKernelAndReference) {
   EXPECT_GT(t.kernel().median_us(), 0.5);  // A real kernel, in us, not ms.
   EXPECT_LT(t.kernel().median_us(), 10000);
   EXPECT_GT(t.reference().median_us(), 0.5);
-  EXPECT_NEAR(t.speedup(), t.reference().median_us() / t.kernel().median_us(),
+  // Three bases: events, GPU time (CUPTI) and graph replay; the speedup
+  // is on GPU time, and each basis's speedup divides its own medians.
+  EXPECT_NEAR(t.speedup_events(),
+              t.reference().median_us() / t.kernel().median_us(), 1e-9);
+  ASSERT_GE(t.kernel_gpu().n(), 20);
+  ASSERT_GE(t.reference_gpu().n(), 20);
+  EXPECT_EQ(t.speedup_basis(), v1::TIMING_BASIS_GPU_TIME);
+  EXPECT_NEAR(t.speedup(),
+              t.reference_gpu().median_us() / t.kernel_gpu().median_us(), 1e-9);
+  EXPECT_DOUBLE_EQ(t.speedup(), t.speedup_gpu());
+  // GPU time has no launch cost: below the events' figure on both sides.
+  EXPECT_LT(t.kernel_gpu().median_us(), t.kernel().median_us());
+  EXPECT_LT(t.reference_gpu().median_us(), t.reference().median_us());
+  ASSERT_GE(t.kernel_graph().n(), 5);
+  ASSERT_GE(t.reference_graph().n(), 5);
+  EXPECT_GE(t.graph_runs(), 2);
+  EXPECT_GT(t.kernel_graph().median_us(), 0.5);
+  EXPECT_LT(t.kernel_graph().median_us(), t.kernel().median_us());
+  EXPECT_NEAR(t.speedup_graph(),
+              t.reference_graph().median_us() / t.kernel_graph().median_us(),
               1e-9);
   EXPECT_EQ(t.kernel_launches(), 1);
   EXPECT_GE(t.reference_launches(), 2);  // concat + GEMM.

@@ -22,6 +22,7 @@
 #include "runner/device/tensor_set.h"
 #include "runner/profile/kernel_activity.h"
 #include "runner/reference/reference_op.h"
+#include "runner/timing/graph_replay.h"
 #include "runner/timing/interleaved_sampler.h"
 #include "testing/process.h"
 
@@ -162,28 +163,89 @@ TEST_F(MeasureTest, KernelActivityTimesTheKernelItself) {
     EXPECT_GE(r.duration_us(), 199.0) << r.name;
     EXPECT_LT(r.duration_us(), 215.0) << r.name;
   }
-  const std::vector<double> runs = RunTimesUs(*records, names, 1, 1);
+  const std::vector<double> runs = RunSpansUs(
+      *records, [&](const std::string& n) { return names.count(n) > 0; }, 1, 1);
   ASSERT_EQ(runs.size(), 2u);  // The first run is dropped as warm-up.
   EXPECT_GE(runs[0], 199.0);
 }
 
-TEST(KernelActivityRunsTest, GroupsTheEntriesKernelsIntoRuns) {
+TEST(KernelActivityRunsTest, GroupsEachWorkloadsKernelsIntoRuns) {
   // Two runs of a two-launch plan, with harness and reference kernels
   // between them, plus a warm-up run first.
+  const std::string flush =
+      "_ZN6kbench12_GLOBAL__N_113ReadAllKernelEPK5uint4ljPj";
+  const std::string blocker = "_ZN6kbench17BlockStreamKernelEPVKiPiy";
   const std::vector<KernelActivity::Record> records = {
-      {"stage1", 0, 3000},      {"stage2", 4000, 9000},
-      {"flush", 10000, 50000},  {"stage1", 60000, 62000},
-      {"stage2", 63000, 67000}, {"cublas_gemm", 70000, 80000},
-      {"stage1", 90000, 92500}, {"stage2", 93000, 97500}};
-  const std::vector<double> runs =
-      RunTimesUs(records, {"stage1", "stage2"}, 2, 1);
+      {"stage1", 0, 3000},           {"stage2", 4000, 9000},
+      {flush, 10000, 50000},         {"gather", 51000, 52000},
+      {"cublas_gemm", 53000, 58000}, {blocker, 58500, 59000},
+      {"stage1", 60000, 62000},      {"stage2", 63000, 67000},
+      {"gather", 68000, 69500},      {"cublas_gemm", 70000, 80000},
+      {"stage1", 90000, 92500},      {"stage2", 93000, 97500},
+      {"gather", 98000, 99000},      {"cublas_gemm", 99500, 104000}};
+  auto plan = [](const std::string& n) {
+    return n == "stage1" || n == "stage2";
+  };
+  auto reference = [&](const std::string& n) {
+    return !plan(n) && !IsHarnessKernel(n);
+  };
+  const std::vector<double> runs = RunSpansUs(records, plan, 2, 1);
   ASSERT_EQ(runs.size(), 2u);
-  EXPECT_DOUBLE_EQ(runs[0], 6.0);  // 2 us + 4 us: gaps are not counted.
-  EXPECT_DOUBLE_EQ(runs[1], 7.0);
+  EXPECT_DOUBLE_EQ(runs[0], 7.0);  // 60 -> 67 us: the gap counts.
+  EXPECT_DOUBLE_EQ(runs[1], 7.5);
+  const std::vector<double> ref = RunSpansUs(records, reference, 2, 1);
+  ASSERT_EQ(ref.size(), 2u);
+  EXPECT_DOUBLE_EQ(ref[0], 12.0);  // 68 -> 80 us.
+  EXPECT_DOUBLE_EQ(ref[1], 6.0);
+  EXPECT_TRUE(IsHarnessKernel(flush));
+  EXPECT_TRUE(IsHarnessKernel(blocker));
+  EXPECT_FALSE(IsHarnessKernel("gather_linear"));
   // Records that do not split into whole runs give nothing.
-  EXPECT_TRUE(RunTimesUs(records, {"stage1"}, 2, 0).empty());
-  EXPECT_TRUE(RunTimesUs(records, {"nope"}, 1, 0).empty());
-  EXPECT_TRUE(RunTimesUs(records, {"stage1", "stage2"}, 2, 3).empty());
+  auto only1 = [](const std::string& n) { return n == "stage1"; };
+  EXPECT_TRUE(RunSpansUs(records, only1, 2, 0).empty());
+  EXPECT_TRUE(RunSpansUs(
+                  records, [](const std::string&) { return false; }, 1, 0)
+                  .empty());
+  EXPECT_TRUE(RunSpansUs(records, plan, 2, 3).empty());
+}
+
+// A graph of N runs of a kernel of known duration replays at that duration
+// per run (hot: back to back), and with flushes the flushes' own time is
+// taken out again.
+TEST_F(MeasureTest, GraphReplayGivesTheTimePerRun) {
+  cudaStream_t s = ctx_->stream();
+  ASSERT_TRUE(Spin(1000, s).ok());
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  auto flusher = L2Flusher::Create(ctx_->spec().l2_bytes());
+  ASSERT_TRUE(flusher.ok());
+  for (L2Flusher* f : {static_cast<L2Flusher*>(nullptr), flusher->get()}) {
+    auto graph = GraphReplay::Capture(
+        ctx_.get(), [&] { return Spin(50000, s); }, f, {/*runs=*/20});
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    std::vector<double> us;
+    for (int i = 0; i < 7; ++i) {
+      absl::StatusOr<double> t = (*graph)->ReplayUs();
+      ASSERT_TRUE(t.ok()) << t.status();
+      if (i >= 2) us.push_back(*t);
+    }
+    std::sort(us.begin(), us.end());
+    // 50 us of spinning per run, plus a little launch gap inside the graph.
+    EXPECT_GE(us[2], 49.0) << (f ? "cold" : "hot");
+    EXPECT_LT(us[2], 54.0) << (f ? "cold" : "hot");
+  }
+  // A workload that synchronizes cannot be captured, and says so.
+  auto sync = GraphReplay::Capture(
+      ctx_.get(),
+      [&]() -> absl::Status {
+        return cudaStreamSynchronize(s) == cudaSuccess
+                   ? absl::OkStatus()
+                   : absl::InternalError("sync refused in capture");
+      },
+      nullptr, {2});
+  EXPECT_EQ(sync.status().code(), absl::StatusCode::kFailedPrecondition);
+  // The stream still works after the failed capture.
+  ASSERT_TRUE(Spin(1000, s).ok());
+  EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
 }
 
 TEST_F(MeasureTest, InterleavedSamplerTimesEachWorkloadSeparately) {

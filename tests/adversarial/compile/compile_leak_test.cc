@@ -1,7 +1,8 @@
 // The compiler red-team suite of issue 13 (CPU only, no GPU): every kernel
 // source of tests/adversarial/compile/ tries to make the compiler read a
 // host file (/etc/passwd, /proc/self/environ, a canary file, the problem
-// file with its hidden shapes, kbd's store and worker token) or flood its
+// file with its hidden shapes, kbd's store, worker token and holdout
+// secret) or flood its
 // output. Each is sent
 //   (a) to a CompileSandbox (real kbcompile children, as kbd runs them), and
 //   (b) to a real kbd over HTTP POST /v1/tools/compile_kernel, gRPC
@@ -156,6 +157,11 @@ class KbdLeakTest : public ::testing::TestWithParam<Attack> {
       WriteFile(token_path, token + "\n");
     }
     if (token.size() >= 8) secrets_.push_back({"the worker token", token});
+    // The secret each submission's hidden cases are drawn from.
+    const std::string holdout(absl::StripAsciiWhitespace(
+        ReadBytes(kbd_->data_dir() + "/holdout.secret")));
+    ASSERT_GE(holdout.size(), 32u) << "kbd made no holdout secret";
+    secrets_.push_back({"the holdout secret", holdout});
     // A victim's kernel in the store, with a secret in a comment.
     v1::CompileKernelResponse resp;
     ASSERT_TRUE(GrpcCompile(absl::StrCat(FreshValidKernel("victim"), "// ",

@@ -93,6 +93,7 @@ inline std::vector<Attack> Attacks() {
                         "cccl_thrust_environ",
                         "cccl_thrust_problem_file",
                         "cccl_thrust_worker_token",
+                        "holdout_secret",
                         "cxx20_header_import"}) {
     out.push_back({n, ""});
   }
@@ -140,8 +141,10 @@ struct Canaries {
   std::string file_secret = "kbcanaryfile" + RandomHex(20);
   std::string file_path = dir.path() + "/canary.txt";
   std::string victim = "kbvictim" + RandomHex(20);
-  std::string problem_file =
-      SourceDir() + "/kernels/problems/gather_linear_fp32.textproto";
+  // The shipped problem plus a fixed hidden set, as an operator's problem
+  // file may hold (repository files hold none): its shape names are canaries.
+  std::string problem_file = dir.path() + "/gather_linear_fp32.textproto";
+  std::string hidden_shape = "kbcanaryshape" + RandomHex(20);
   std::vector<Secret> secrets;
 
   Canaries() {
@@ -170,24 +173,18 @@ struct Canaries {
                                       line.substr(0, line.find(':')), "'"),
                          std::string(line)});
     }
-    for (const fs::directory_entry& e :
-         fs::directory_iterator(SourceDir() + "/kernels/problems")) {
-      v1::Problem p;
-      if (!google::protobuf::TextFormat::ParseFromString(
-              ReadBytes(e.path().string()), &p)) {
-        continue;
-      }
-      for (const v1::ShapeSet& set : p.shape_sets()) {
-        if (!set.hidden()) continue;
-        for (const v1::Shape& s : set.shapes()) {
-          const std::string what = absl::StrCat("hidden shape '", s.name(),
-                                                "' of kernels/problems/");
-          bool known = false;
-          for (const Secret& k : secrets) known = known || k.what == what;
-          if (!known) secrets.push_back({what, s.name()});
-        }
-      }
-    }
+    WriteFile(
+        problem_file,
+        absl::StrCat(ReadBytes(SourceDir() + "/kernels/problems/"
+                                             "gather_linear_fp32.textproto"),
+                     "shape_sets { name: \"operator_holdout\" hidden: true "
+                     "shapes { name: \"",
+                     hidden_shape,
+                     "\" dims { key: \"R\" value: 3 } dims { key: \"B\" "
+                     "value: 5 } dims { key: \"H\" value: 7 } dims { key: "
+                     "\"K\" value: 9 } } }\n"));
+    secrets.push_back(
+        {"the hidden shape of an operator's problem file", hidden_shape});
     // has_include_probe pastes this identifier only if its probe succeeded.
     secrets.push_back({"the __has_include probe's marker", "kbleak_present"});
     secrets.push_back({"the victim's kernel source", victim, true});
@@ -201,6 +198,9 @@ struct Canaries {
     WriteFile(dir + "/worker.token", token + "\n");
     WriteFile(dir + "/kbench.db", absl::StrCat("victim_source ", victim, "\n"));
     out->push_back({"the worker token", token});
+    const std::string holdout = "kbholdoutsecret" + RandomHex(24);
+    WriteFile(dir + "/holdout.secret", holdout + "\n");
+    out->push_back({"the holdout secret", holdout});
   }
 };
 
