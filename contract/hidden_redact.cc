@@ -26,6 +26,16 @@ std::string HiddenTrialFailure(const v1::TrialResult& t,
       t.rel_norm_error());
 }
 
+absl::Status HiddenPlanError(const absl::Status& status,
+                             absl::string_view words) {
+  return absl::Status(
+      status.code(),
+      absl::StrCat("the launch plan is invalid on ", words,
+                   " (its exact shape is not shown): make grid, block and "
+                   "shared memory valid for every shape in the problem's "
+                   "domain"));
+}
+
 namespace {
 
 bool NamesHidden(const std::string& text,

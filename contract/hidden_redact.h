@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "kbench/v1/problem.pb.h"
 #include "kbench/v1/report.pb.h"
@@ -24,6 +25,13 @@ inline constexpr char kHiddenSetName[] = "hidden";
 // of a drawn class, "a hidden mid-size case (B in 257..4096, ...)".
 std::string HiddenTrialFailure(const v1::TrialResult& trial,
                                absl::string_view words = "a hidden case");
+
+// The status for a launch plan that is invalid on a hidden case (a grid,
+// block or shared-memory limit): the code of `status`, a message that names
+// no shape or dims, only `words` (as for HiddenTrialFailure). kbd uses it
+// when it resolves the plan, the runner when it checks it on the GPU.
+absl::Status HiddenPlanError(const absl::Status& status,
+                             absl::string_view words);
 
 // Clears shape_set (to "hidden"; a set drawn from a holdout class keeps its
 // public name, "hidden:<class>"), shape, dims, seed, first_mismatch and

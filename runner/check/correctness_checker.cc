@@ -169,12 +169,7 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
       if (!cplan_or.ok()) {
         const absl::Status& limits = cplan_or.status();
         if (!set.hidden()) return limits;
-        return absl::Status(
-            limits.code(),
-            absl::StrCat("the launch plan is invalid on ", hidden_words,
-                         " (its exact shape is not shown): make grid, block "
-                         "and shared memory valid for every shape in the "
-                         "problem's domain"));
+        return HiddenPlanError(limits, hidden_words);
       }
       const ConcretePlan& cplan = **cplan_or;
       // Allocation and binding messages give sizes (a workspace's bytes):

@@ -52,8 +52,6 @@ class GraphReplay {
   // is not paid in full by every sample. Synchronizes the stream.
   absl::StatusOr<double> ReplayUs();
 
-  int runs() const { return runs_; }
-
  private:
   explicit GraphReplay(DeviceContext* ctx) : ctx_(ctx) {}
   // Times one replay of `exec` in us.

@@ -13,6 +13,7 @@
 #include "base/error_proto.h"
 #include "base/status_macros.h"
 #include "base/untrusted_input.h"
+#include "contract/hidden_redact.h"
 #include "contract/launch_plan.h"
 #include "contract/names.h"
 #include "contract/problem_util.h"
@@ -198,7 +199,7 @@ void JobService::OnCompiled(const std::string& job_id, const Prepared& p,
     if (absl::Status s = CheckDeviceLimits(r.plan, spec, static_smem);
         !s.ok()) {
       fail(v1::VERDICT_REJECTED,
-           r.hidden ? HiddenCaseError(s, r.hidden_words) : s);
+           r.hidden_words.empty() ? s : HiddenPlanError(s, r.hidden_words));
       return;
     }
   }

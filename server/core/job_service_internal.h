@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "contract/launch_plan.h"
 #include "kbench/v1/kbench.pb.h"
 #include "kbench/v1/problem.pb.h"
@@ -29,8 +28,9 @@ struct JobService::Prepared {
   // against the grid and block limits; OnCompiled checks shared memory.
   struct ResolvedShape {
     ConcretePlan plan;
-    bool hidden = false;       // From a hidden set: errors name no dims ...
-    std::string hidden_words;  // ... but its class (HiddenCaseWords).
+    // For a hidden set's case, how errors name it (HiddenCaseWords: its
+    // class, never its dims); "" for a visible one.
+    std::string hidden_words;
   };
   std::vector<ResolvedShape> resolved;
   std::string timing_set;  // Submit and profile.
@@ -40,12 +40,6 @@ struct JobService::Prepared {
   std::string arch;
   std::string digest;  // sha256 of the source.
 };
-
-// The status for a launch plan that fails on a hidden shape: the code of
-// `status`, a message that names no shape or dims, only `words` (e.g. "a
-// hidden mid-size case (B in 257..4096, ...)").
-absl::Status HiddenCaseError(const absl::Status& status,
-                             const std::string& words);
 
 }  // namespace kbench
 

@@ -15,6 +15,7 @@
 #include "base/digest.h"
 #include "base/status_macros.h"
 #include "base/untrusted_input.h"
+#include "contract/hidden_redact.h"
 #include "contract/holdout.h"
 #include "contract/job_defaults.h"
 #include "contract/launch_plan.h"
@@ -89,16 +90,6 @@ absl::Status JobService::ChooseCheckSets(const std::string& job_id,
   p->timing_set = timing->name();
   p->timing_shape = timing->shapes(0);
   return absl::OkStatus();
-}
-
-absl::Status HiddenCaseError(const absl::Status& status,
-                             const std::string& words) {
-  return absl::Status(
-      status.code(),
-      absl::StrCat("the launch plan is invalid on ", words,
-                   " (its exact shape is not shown): make grid, block and "
-                   "shared memory valid for every shape in the problem's "
-                   "domain"));
 }
 
 absl::StatusOr<JobService::Prepared> JobService::Prepare(
@@ -186,6 +177,9 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
       workers_->StrictestSpec(p.arch, absl::Now()).value_or(DefaultGpuSpec());
   int budget = p.problem->time_budget_ms();
   for (const v1::ShapeSet& set : p.check_sets) {
+    // How errors on this set's cases name them: "" for a visible set.
+    const std::string hidden_words =
+        set.hidden() ? HiddenCaseWords(set) : std::string();
     if (set.time_budget_ms() > 0) {
       budget = std::max(budget, set.time_budget_ms());
     }
@@ -194,14 +188,10 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
         ASSIGN_OR_RETURN(DimValues dims, ShapeDims(*p.problem, shape));
         ASSIGN_OR_RETURN(ConcretePlan cp, parsed.Resolve(dims));
         RETURN_IF_ERROR(CheckDeviceLimits(cp, spec));
-        p.resolved.push_back(
-            {std::move(cp), set.hidden(),
-             set.hidden() ? HiddenCaseWords(set) : std::string()});
+        p.resolved.push_back({std::move(cp), hidden_words});
         return absl::OkStatus();
       }();
-      if (!s.ok()) {
-        return set.hidden() ? HiddenCaseError(s, HiddenCaseWords(set)) : s;
-      }
+      if (!s.ok()) return set.hidden() ? HiddenPlanError(s, hidden_words) : s;
     }
   }
   if (const v1::ShapeSet* timing = FindShapeSet(*p.problem, p.timing_set);
