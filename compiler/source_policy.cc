@@ -13,6 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
+#include "compiler/source_scan.h"
 
 namespace kbench {
 namespace {
@@ -55,121 +57,6 @@ std::string Shown(absl::string_view text) {
   }
   if (text.size() > 80) out += "...";
   return out;
-}
-
-// The source after translation phases 1-3, as far as the policy needs:
-// backslash-newlines spliced, comments replaced by one space. `clean` keeps
-// literals; `code` is the same text with the insides of string and character
-// literals blanked. line[i] is the 1-based source line of clean[i].
-struct Scanned {
-  std::string clean, code;
-  std::vector<int> line;
-};
-
-Scanned Scan(absl::string_view src) {
-  // Phase 2: splice, remembering each character's line.
-  std::string text;
-  std::vector<int> lines;
-  text.reserve(src.size());
-  lines.reserve(src.size());
-  int line = 1;
-  for (size_t i = 0; i < src.size(); ++i) {
-    if (src[i] == '\\') {
-      size_t j = i + 1;
-      if (j < src.size() && src[j] == '\r') ++j;
-      if (j < src.size() && src[j] == '\n') {
-        i = j;
-        ++line;
-        continue;
-      }
-    }
-    text.push_back(src[i]);
-    lines.push_back(line);
-    if (src[i] == '\n') ++line;
-  }
-
-  Scanned s;
-  s.clean.reserve(text.size());
-  s.code.reserve(text.size());
-  s.line.reserve(text.size());
-  auto emit = [&s](char clean, char code, int l) {
-    s.clean.push_back(clean);
-    s.code.push_back(code);
-    s.line.push_back(l);
-  };
-  const size_t n = text.size();
-  size_t i = 0;
-  while (i < n) {
-    const char c = text[i];
-    const char next = i + 1 < n ? text[i + 1] : '\0';
-    if (c == '/' && next == '/') {  // Line comment: up to the newline.
-      emit(' ', ' ', lines[i]);
-      while (i < n && text[i] != '\n') ++i;
-      continue;
-    }
-    if (c == '/' && next == '*') {  // Block comment: one space.
-      emit(' ', ' ', lines[i]);
-      const size_t end = text.find("*/", i + 2);
-      i = end == std::string::npos ? n : end + 2;
-      continue;
-    }
-    if (c == '"' || c == '\'') {
-      // Prefix letters before the quote (L, u, U, u8, R...).
-      size_t p = i;
-      while (p > 0 && IsIdentChar(text[p - 1])) --p;
-      const absl::string_view prefix(text.data() + p, i - p);
-      const bool number = p < i && absl::ascii_isdigit(text[p]);
-      // A digit separator (1'000) only when a digit or letter follows;
-      // in `1'/*'` the quote opens a character literal, and reading it as a
-      // separator would hide what follows inside a fake comment.
-      if (c == '\'' && number && i + 1 < n && IsIdentChar(text[i + 1])) {
-        emit(c, c, lines[i]);
-        ++i;
-        continue;
-      }
-      const bool raw = c == '"' && absl::EndsWith(prefix, "R") &&
-                       (prefix == "R" || prefix == "LR" || prefix == "uR" ||
-                        prefix == "UR" || prefix == "u8R");
-      if (raw) {
-        const size_t open = text.find('(', i + 1);
-        if (open != std::string::npos && open - i - 1 <= 16) {
-          const std::string close =
-              absl::StrCat(")", text.substr(i + 1, open - i - 1), "\"");
-          size_t end = text.find(close, open + 1);
-          end = end == std::string::npos ? n : end + close.size();
-          for (size_t k = i; k < end; ++k) {
-            const bool edge = k == i || k + 1 == end;
-            emit(text[k] == '\n' ? '\n' : text[k],
-                 text[k] == '\n' ? '\n' : (edge ? text[k] : ' '), lines[k]);
-          }
-          i = end;
-          continue;
-        }
-      }
-      // Ordinary literal: ends at the closing quote or the line's end.
-      emit(c, c, lines[i]);
-      ++i;
-      while (i < n && text[i] != '\n') {
-        if (text[i] == '\\' && i + 1 < n && text[i + 1] != '\n') {
-          emit(text[i], ' ', lines[i]);
-          emit(text[i + 1], ' ', lines[i + 1]);
-          i += 2;
-          continue;
-        }
-        if (text[i] == c) {
-          emit(c, c, lines[i]);
-          ++i;
-          break;
-        }
-        emit(text[i], ' ', lines[i]);
-        ++i;
-      }
-      continue;
-    }
-    emit(c, c, lines[i]);
-    ++i;
-  }
-  return s;
 }
 
 // Splits `text` at newlines into (line start offset, line) pairs.
@@ -289,6 +176,33 @@ absl::Status SourcePolicy::CheckHeader(absl::string_view directive, char open,
   return absl::OkStatus();
 }
 
+absl::Status SourcePolicy::CheckDirectiveLine(absl::string_view text,
+                                              absl::string_view filename,
+                                              int line, bool physical) const {
+  absl::string_view directive, rest;
+  if (!ParseDirective(text, &directive, &rest)) return absl::OkStatus();
+  // Whatever its operand (a header name, a macro, nothing), #embed reads
+  // arbitrary files.
+  if (directive == "embed") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        filename, ":", line, ": #embed ", Shown(rest),
+        " is not allowed: #embed reads arbitrary files. ", kAllowedIncludes));
+  }
+  char open = 0;
+  absl::string_view path;
+  size_t consumed = 0;
+  if (!SplitHeaderName(rest, &open, &path, &consumed)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        filename, ":", line, ": #", directive, " ", Shown(rest),
+        " is not allowed: the header must be written as <name> or \"name\"",
+        physical ? " (a directive-looking line counts even inside a comment "
+                   "or literal)"
+                 : " (macro-expanded includes are refused)",
+        ". ", kAllowedIncludes));
+  }
+  return CheckHeader(directive, open, path, filename, line);
+}
+
 absl::Status SourcePolicy::CheckSource(absl::string_view source,
                                        absl::string_view filename) const {
   if (source.size() > options_.max_source_bytes) {
@@ -297,43 +211,27 @@ absl::Status SourcePolicy::CheckSource(absl::string_view source,
         options_.max_source_bytes, " bytes (", options_.max_source_bytes / 1024,
         " KiB). Send one kernel file."));
   }
-  const Scanned s = Scan(source);
+  const ScannedSource s = ScanSource(source);
+  if (!s.refused.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(filename, ":", s.refused_line, ": ", s.refused,
+                     " is not allowed: the source must lex the same way for "
+                     "every compiler, so that no directive can hide. Use "
+                     "ASCII names outside comments and literals, no spaces "
+                     "after a line-ending backslash, and raw string "
+                     "delimiters of 1-16 plain characters."));
+  }
 
   // Include directives on logical lines (comments gone, splices joined).
   for (const auto& [start, text] : Lines(s.clean)) {
-    absl::string_view directive, rest;
-    if (!ParseDirective(text, &directive, &rest)) continue;
     const int line = start < s.line.size() ? s.line[start] : 1;
-    char open = 0;
-    absl::string_view path;
-    size_t consumed = 0;
-    if (!SplitHeaderName(rest, &open, &path, &consumed)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          filename, ":", line, ": #", directive, " ", Shown(rest),
-          " is not allowed: the header must be written as <name> or "
-          "\"name\" (macro-expanded includes are refused). ",
-          kAllowedIncludes));
-    }
-    if (absl::Status st = CheckHeader(directive, open, path, filename, line);
-        !st.ok()) {
-      return st;
-    }
+    RETURN_IF_ERROR(CheckDirectiveLine(text, filename, line, false));
   }
-  // Safety net: directive-looking physical lines, even inside comments.
+  // Safety net: directive-looking physical lines, even inside comments or
+  // literals, so that it does not depend on how the source was lexed.
   int physical = 0;
   for (absl::string_view text : absl::StrSplit(source, '\n')) {
-    ++physical;
-    absl::string_view directive, rest;
-    if (!ParseDirective(text, &directive, &rest)) continue;
-    char open = 0;
-    absl::string_view path;
-    size_t consumed = 0;
-    if (!SplitHeaderName(rest, &open, &path, &consumed)) continue;
-    if (absl::Status st =
-            CheckHeader(directive, open, path, filename, physical);
-        !st.ok()) {
-      return st;
-    }
+    RETURN_IF_ERROR(CheckDirectiveLine(text, filename, ++physical, true));
   }
 
   // __has_include(...) anywhere in the code, and device-side launches.

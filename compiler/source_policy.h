@@ -11,11 +11,13 @@
 // - No relocatable device code options (-rdc, -dc, ...).
 // - At most max_source_bytes of source.
 //
-// The scanner splices backslash-newlines, strips comments and understands
-// string, character and raw string literals. As a safety net every physical
-// line that starts with "#include" (or the other directives) is checked as
-// well, even inside a comment. Messages name the line, the directive and
-// what is allowed; they never hold the contents of any file.
+// The scan (compiler/source_scan.h) splices backslash-newlines, strips
+// comments and lexes literals and pp-numbers as C++17 does; a source that
+// compilers could lex differently is refused. As a safety net every
+// physical line that starts with "#include" (or the other directives) must
+// name an allowed header, even inside a comment or literal, and no line may
+// be an #embed. Messages name the line, the directive and what is allowed;
+// they never hold the contents of any file.
 //
 // Thread safety: immutable after construction; Check* may run concurrently.
 #ifndef KBENCH_COMPILER_SOURCE_POLICY_H_
@@ -56,6 +58,12 @@ class SourcePolicy {
       "dynamic parallelism (device-side kernel launches) is not allowed";
 
  private:
+  // OK unless `text` (line `line` of the source; `physical`: a physical
+  // line, else a logical one) is an include-like directive that does not
+  // name an allowed header, or any #embed.
+  absl::Status CheckDirectiveLine(absl::string_view text,
+                                  absl::string_view filename, int line,
+                                  bool physical) const;
   absl::Status CheckHeader(absl::string_view directive, char open,
                            absl::string_view path, absl::string_view filename,
                            int line) const;

@@ -131,6 +131,72 @@ TEST(SourcePolicyTest, DigitSeparatorsCannotHideAnInclude) {
                   .ok());
 }
 
+// Found by the fuzzer (tests/fuzz/crashes/source_policy_fuzz/): the scan
+// guessed a literal's prefix from the letters before the quote, so in
+// 1'R"x( it saw a raw string (the compiler sees the pp-number 1'R and an
+// ordinary string) and a spliced #embed on the next line hid inside it.
+TEST(SourcePolicyTest, APpNumberIsLexedWholeBeforeAnyLiteral) {
+  const absl::Status s =
+      Check("int c = 1'R\"x(\n#\\\nembed \"/etc/passwd\"\n)x\";\n");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("kernel.cu:2"), HasSubstr("embed"),
+                                 HasSubstr("arbitrary files")));
+  // Real raw strings and number literals still pass.
+  EXPECT_TRUE(Check("const char* p = R\"x(\n#define X is text here\n)x\";\n"
+                    "const char* q = u8R\"(a)\";\n"
+                    "double d = 1.5e+3 + 0x1p-4 + 1'0.0'5;\n")
+                  .ok());
+}
+
+// Where compilers lex differently, the source is refused, not guessed at:
+// 1'<extended char> (separator or character literal), extended characters,
+// '$' and '\' in code, malformed raw string delimiters, "\ <newline>".
+TEST(SourcePolicyTest, RefusesSourcesThatCompilersLexDifferently) {
+  struct Case {
+    const char* src;
+    const char* why;
+  };
+  const Case cases[] = {
+      {"int c = 1'\xbbR\"x(\n)x\";\n", "a quote after a number"},
+      {"int \xc3\xa9 = 1;\n", "non-ASCII"},
+      {"int $R = 1;\n", "non-ASCII character, '$'"},
+      {"int \\u00e9 = 1;\n", "outside comments and literals"},
+      {"auto p = R\"a b(x)a b\";\n", "raw string literal whose delimiter"},
+      {"auto p = R\"01234567890123456(x)01234567890123456\";\n",
+       "raw string literal whose delimiter"},
+      {"auto p = R\"abc\n", "raw string literal whose delimiter"},
+      {"#\\ \ninclude \"/etc/passwd\"\n", "backslash followed by spaces"},
+  };
+  for (const Case& c : cases) {
+    const absl::Status s = Check(c.src);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.src;
+    EXPECT_THAT(s.message(), AllOf(HasSubstr("kernel.cu:1"), HasSubstr(c.why),
+                                   HasSubstr("lex the same way")))
+        << c.src;
+  }
+  // The same bytes inside comments and literals are fine.
+  EXPECT_TRUE(Check("// B \xe2\x89\xa4 65536, $x, \\u00e9\n"
+                    "const char* s = \"\xc3\xa9 $ \\\\\";\n"
+                    "char q = '$';\n")
+                  .ok());
+}
+
+// Found by the fuzzer in CI: "#embed.h>" and "#embed#include <x.h>" lines
+// inside a literal or comment escaped the physical-line net, which looked
+// only at header-name operands.
+TEST(SourcePolicyTest, TheNetRefusesEveryEmbedAndMacroOperandLine) {
+  for (const char* src :
+       {"/*\n#embed.h>\n*/\n", "/*\n#embed#include <cuda_fp16.h>\n*/\n",
+        "const char* s = R\"(\n#embed\n)\";\n", "/*\n#include FOO\n*/\n",
+        "/*\n  %:  include_next\n*/\n"}) {
+    const absl::Status s = Check(src);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << src;
+    EXPECT_THAT(s.message(), HasSubstr("kernel.cu:2")) << src;
+  }
+  EXPECT_THAT(Check("/*\n#embed.h>\n*/\n").message(),
+              HasSubstr("#embed reads arbitrary files"));
+}
+
 TEST(SourcePolicyTest, DirectiveLinesInsideCommentsAreCheckedToo) {
   EXPECT_FALSE(Check("/*\n#include \"/etc/passwd\"\n*/\n").ok());
 }

@@ -169,8 +169,8 @@ void AppendTimingBases(const v1::TimingReport& t, std::string* out) {
   };
   const Basis bases[] = {
       {v1::TIMING_BASIS_GPU_TIME,
-       "GPU time (CUPTI, first kernel start to last kernel end; ncu's "
-       "gpu__time_duration)",
+       "GPU time (CUPTI, the GPU taking the first launch to the last "
+       "kernel's end; ncu's gpu__time_duration)",
        t.kernel_gpu(), t.reference_gpu()},
       {v1::TIMING_BASIS_EVENTS, "events around each run (launches included)",
        t.kernel(), t.reference()},

@@ -33,6 +33,12 @@ class KernelActivity {
     std::string name;  // The kernel's (unmangled for extern "C") name.
     uint64_t start_ns = 0;
     uint64_t end_ns = 0;
+    // When the GPU's front end took the launch (CUPTI's `submitted`
+    // latency timestamp), or 0 when CUPTI gave none. On the H200 it is
+    // 0.51-0.54 us before start_ns for every kernel, an empty one included;
+    // Nsight Compute's gpu__time_duration counts that time (2026-12-04 lab
+    // note).
+    uint64_t submitted_ns = 0;
     double duration_us() const { return (end_ns - start_ns) * 1e-3; }
   };
 
@@ -51,12 +57,17 @@ class KernelActivity {
   bool started_ = false;
 };
 
+// A submitted stamp further than this before its kernel's start is taken
+// for a launch that waited behind other work, and the start is used.
+constexpr uint64_t kMaxFrontEndNs = 2000;
+
 // Per-run GPU times from `records`: keeps the kernels `keep` accepts, in
 // start order, cuts them into runs of `launches_per_run` and takes each
-// run's span, from its first kernel's start to its last kernel's end (the
-// gaps between a run's kernels count: the run takes them). The first
-// `skip_runs` runs (warm-up) are dropped. Empty when the kept records do
-// not split evenly into runs.
+// run's span, from the GPU taking its first launch (submitted_ns, where it
+// is at most kMaxFrontEndNs before the kernel's start; else the start) to
+// its last kernel's end (the gaps between a run's kernels count: the run
+// takes them). The first `skip_runs` runs (warm-up) are dropped. Empty when
+// the kept records do not split evenly into runs.
 std::vector<double> RunSpansUs(
     const std::vector<KernelActivity::Record>& records,
     const std::function<bool(const std::string&)>& keep, int launches_per_run,

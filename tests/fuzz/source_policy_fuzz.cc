@@ -26,8 +26,11 @@
 namespace kbench {
 namespace {
 
+// As GCC lexes identifiers: letters, digits, '_', '$' and (UTF-8) extended
+// characters.
 bool IsIdent(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+         c == '$' || static_cast<unsigned char>(c) >= 0x80;
 }
 
 // Phases 2 and 3: splices joined, comments replaced by a space, literals
@@ -37,6 +40,8 @@ std::string Preprocess(absl::string_view src) {
   for (size_t i = 0; i < src.size(); ++i) {
     if (src[i] == '\\') {
       size_t j = i + 1;
+      // GCC also splices a backslash followed by spaces, then a newline.
+      while (j < src.size() && (src[j] == ' ' || src[j] == '\t')) ++j;
       if (j < src.size() && src[j] == '\r') ++j;
       if (j < src.size() && src[j] == '\n') {
         i = j;
@@ -47,6 +52,8 @@ std::string Preprocess(absl::string_view src) {
   }
   std::string out;
   const size_t n = text.size();
+  absl::string_view prefix;  // The last identifier, ending at prefix_end.
+  size_t prefix_end = std::string::npos;
   for (size_t i = 0; i < n;) {
     const char c = text[i];
     const char next = i + 1 < n ? text[i + 1] : '\0';
@@ -62,16 +69,38 @@ std::string Preprocess(absl::string_view src) {
       i = end == std::string::npos ? n : end + 2;
       continue;
     }
-    if (c == '"' || c == '\'') {
-      size_t p = i;
-      while (p > 0 && IsIdent(text[p - 1])) --p;
-      const absl::string_view prefix(text.data() + p, i - p);
-      if (c == '\'' && !prefix.empty() &&
-          absl::ascii_isdigit(static_cast<unsigned char>(prefix[0]))) {
-        out.push_back(c);  // A digit separator inside a pp-number: 1'000.
-        ++i;
-        continue;
+    if (IsIdent(c) && !absl::ascii_isdigit(static_cast<unsigned char>(c))) {
+      // An identifier, whole: it is a literal's prefix only if a quote
+      // follows it directly.
+      const size_t start = i;
+      while (i < n && IsIdent(text[i])) out.push_back(text[i++]);
+      prefix = absl::string_view(text.data() + start, i - start);
+      prefix_end = i;
+      continue;
+    }
+    if (absl::ascii_isdigit(static_cast<unsigned char>(c)) ||
+        (c == '.' && absl::ascii_isdigit(static_cast<unsigned char>(next)))) {
+      // A pp-number: a quote continues it only before a digit or nondigit
+      // (1'000); e+, e-, p+, p- too.
+      out.push_back(text[i++]);
+      while (i < n) {
+        const char d = text[i];
+        const bool sign = (d == '+' || d == '-') &&
+                          (text[i - 1] == 'e' || text[i - 1] == 'E' ||
+                           text[i - 1] == 'p' || text[i - 1] == 'P');
+        if (IsIdent(d) || d == '.' || sign) {
+          out.push_back(text[i++]);
+        } else if (d == '\'' && i + 1 < n && IsIdent(text[i + 1])) {
+          out.append(text, i, 2);
+          i += 2;
+        } else {
+          break;
+        }
       }
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      if (prefix_end != i) prefix = "";
       if (c == '"' && (prefix == "R" || prefix == "LR" || prefix == "uR" ||
                        prefix == "UR" || prefix == "u8R")) {
         const size_t open = text.find('(', i + 1);

@@ -2,6 +2,7 @@
 // L2Flusher, StreamBlocker, InterleavedSampler, the seeded input generator
 // and the fp64 golden result. Skips without an NVIDIA GPU.
 #include <cuda_runtime_api.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -162,6 +163,11 @@ TEST_F(MeasureTest, KernelActivityTimesTheKernelItself) {
     names.insert(r.name);
     EXPECT_GE(r.duration_us(), 199.0) << r.name;
     EXPECT_LT(r.duration_us(), 215.0) << r.name;
+    // The front end's stamp, which a run's span starts from (0.5 us on the
+    // H200).
+    EXPECT_GT(r.submitted_ns, 0u) << r.name;
+    EXPECT_LE(r.submitted_ns, r.start_ns) << r.name;
+    EXPECT_LT(r.start_ns - r.submitted_ns, kMaxFrontEndNs) << r.name;
   }
   const std::vector<double> runs = RunSpansUs(
       *records, [&](const std::string& n) { return names.count(n) > 0; }, 1, 1);
@@ -207,6 +213,24 @@ TEST(KernelActivityRunsTest, GroupsEachWorkloadsKernelsIntoRuns) {
                   records, [](const std::string&) { return false; }, 1, 0)
                   .empty());
   EXPECT_TRUE(RunSpansUs(records, plan, 2, 3).empty());
+}
+
+// A run starts where the GPU took its first launch (the submitted stamp),
+// unless that stamp is far before the start: a launch that waited.
+TEST(KernelActivityRunsTest, ARunStartsWhenTheGpuTookItsFirstLaunch) {
+  KernelActivity::Record a{"k", 10000, 13000, 9500};
+  KernelActivity::Record b{"k", 20000, 23000, 0};      // No stamp.
+  KernelActivity::Record c{"k", 30000, 33000, 25000};  // Waited 5 us.
+  KernelActivity::Record d{"k", 40000, 43000, 41000};  // After start: bogus.
+  auto all = [](const std::string&) { return true; };
+  EXPECT_THAT(RunSpansUs({a, b, c, d}, all, 1, 0),
+              ::testing::ElementsAre(
+                  ::testing::DoubleEq(3.5), ::testing::DoubleEq(3.0),
+                  ::testing::DoubleEq(3.0), ::testing::DoubleEq(3.0)));
+  // In a two-launch run, the earliest taken launch starts it.
+  KernelActivity::Record e{"k", 51000, 54000, 50600};
+  EXPECT_THAT(RunSpansUs({a, e}, all, 2, 0),
+              ::testing::ElementsAre(::testing::DoubleEq(44.5)));
 }
 
 // A graph of N runs of a kernel of known duration replays at that duration
