@@ -64,6 +64,7 @@ inline std::vector<Attack> Attacks() {
                         "trigraph_include",
                         "spaced_include",
                         "line_splice_include",
+                        "lexing_hides_include",
                         "import_directive",
                         "macro_include",
                         "token_paste_include",
