@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
@@ -45,7 +46,7 @@ std::vector<std::string> CsvFields(const std::string& line) {
 
 std::vector<NcuRow> ParseNcuCsv(const std::string& csv) {
   std::vector<NcuRow> rows;
-  int id_col = -1, name_col = -1, grid_col = -1, block_col = -1,
+  int id_col = -1, pid_col = -1, name_col = -1, grid_col = -1, block_col = -1,
       metric_col = -1, unit_col = -1, value_col = -1;
   for (absl::string_view raw : absl::StrSplit(csv, '\n')) {
     const std::string line(absl::StripTrailingAsciiWhitespace(raw));
@@ -54,6 +55,7 @@ std::vector<NcuRow> ParseNcuCsv(const std::string& csv) {
     if (metric_col < 0) {
       for (int i = 0; i < static_cast<int>(f.size()); ++i) {
         if (f[i] == "ID") id_col = i;
+        if (f[i] == "Process ID") pid_col = i;
         if (f[i] == "Kernel Name") name_col = i;
         if (f[i] == "Grid Size") grid_col = i;
         if (f[i] == "Block Size") block_col = i;
@@ -63,7 +65,7 @@ std::vector<NcuRow> ParseNcuCsv(const std::string& csv) {
       }
       continue;
     }
-    const int need = std::max({id_col, name_col, grid_col, block_col,
+    const int need = std::max({id_col, pid_col, name_col, grid_col, block_col,
                                metric_col, unit_col, value_col});
     if (value_col < 0 || static_cast<int>(f.size()) <= need) continue;
     std::string v = f[value_col];
@@ -73,6 +75,7 @@ std::vector<NcuRow> ParseNcuCsv(const std::string& csv) {
     if (v.empty() || end == v.c_str()) continue;
     NcuRow row;
     if (id_col >= 0) row.id = f[id_col];
+    if (pid_col >= 0) row.pid = f[pid_col];
     if (name_col >= 0) row.kernel = f[name_col];
     if (grid_col >= 0) row.grid = f[grid_col];
     if (block_col >= 0) row.block = f[block_col];
@@ -82,6 +85,34 @@ std::vector<NcuRow> ParseNcuCsv(const std::string& csv) {
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+std::vector<double> NcuReferenceRunsUs(const std::vector<NcuRow>& all,
+                                       const std::string& grid, int launches) {
+  std::vector<const NcuRow*> rows;
+  for (const NcuRow& row : all) {
+    if (row.metric == "gpu__time_duration.sum") rows.push_back(&row);
+  }
+  auto is_ours = [](const NcuRow& row) {
+    return absl::StrContains(row.kernel, "kbench::");
+  };
+  std::vector<double> us;
+  for (size_t i = 0; launches >= 1 && i + launches <= rows.size(); ++i) {
+    const NcuRow& first = *rows[i];
+    if (!is_ours(first) || !absl::StrContains(first.kernel, "GatherKernel") ||
+        first.grid != grid) {
+      continue;
+    }
+    double ns = first.value;
+    bool run = true;
+    for (int j = 1; j < launches && run; ++j) {
+      const NcuRow& next = *rows[i + j];
+      run = next.pid == first.pid && !is_ours(next);
+      ns += next.value;
+    }
+    if (run) us.push_back(ns / 1000);
+  }
+  return us;
 }
 
 }  // namespace kbench

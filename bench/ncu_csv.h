@@ -14,6 +14,7 @@ namespace kbench {
 
 struct NcuRow {
   std::string id;      // ncu's launch ID.
+  std::string pid;     // "Process ID".
   std::string kernel;  // "Kernel Name".
   std::string grid;    // "Grid Size", e.g. "(12, 1, 1)".
   std::string block;   // "Block Size".
@@ -29,6 +30,15 @@ std::vector<std::string> CsvFields(const std::string& line);
 // Every metric row of an ncu CSV log; "==PROF==" lines and rows without a
 // numeric value are skipped.
 std::vector<NcuRow> ParseNcuCsv(const std::string& csv);
+
+// The reference's eager runs in the gpu__time_duration.sum rows of a log
+// of every kernel: a run is kbench's concat (its GatherKernel) with grid
+// `grid` followed, in launch order in the same process, by `launches` - 1
+// kernels that are not kbench's own (the golden result's gather is
+// followed by kbench's conversions instead). Each run's duration in us is
+// the sum of its kernels' (ncu times each kernel alone).
+std::vector<double> NcuReferenceRunsUs(const std::vector<NcuRow>& rows,
+                                       const std::string& grid, int launches);
 
 }  // namespace kbench
 

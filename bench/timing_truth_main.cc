@@ -98,6 +98,11 @@ int main(int argc, char** argv) {
                  "\"(256, 4, 1)\"");
   app.add_option("--entry", entry, "kernel name in the ncu log")
       ->capture_default_str();
+  std::string ncu_reference_grid;
+  app.add_option("--ncu-reference-grid", ncu_reference_grid,
+                 "grid of the reference's concat at the timing shape in the "
+                 "ncu log (which must then profile every kernel), e.g. "
+                 "\"(6, 1, 1)\"");
   app.add_option("--json", json_path, "also write the figures as JSON here");
   CLI11_PARSE(app, argc, argv);
 
@@ -121,6 +126,7 @@ int main(int argc, char** argv) {
   Series series[] = {
       {"events", {}, {}}, {"gpu_time", {}, {}}, {"graph", {}, {}}};
   std::string shape_name;
+  int reference_launches = 0;
   for (int i = 0; submits > 0 && i <= submits; ++i) {  // 0 warms up.
     kbench::v1::SubmitKernelRequest req;
     *req.mutable_kernel() = kernel;
@@ -146,6 +152,23 @@ int main(int argc, char** argv) {
       }
     }
     shape_name = absl::StrCat(t.shape_set(), "/", t.shape());
+    reference_launches = t.reference_launches();
+    // Each submit's spread and clocks, to tell a submit-to-submit change
+    // from noise within a submit.
+    nlohmann::json one;
+    const char* names[3] = {"events", "gpu_time", "graph"};
+    for (int b = 0; b < 3; ++b) {
+      for (int side = 0; side < 2; ++side) {
+        const kbench::v1::Stats& st = *stats[b][side];
+        one[names[b]][side == 0 ? "kernel" : "reference"] = {
+            {"median_us", st.median_us()},
+            {"min_us", st.min_us()},
+            {"std_us", st.std_us()},
+            {"n", st.n()}};
+      }
+    }
+    one["sm_clock_mhz"] = {t.sm_clock_before_mhz(), t.sm_clock_after_mhz()};
+    out["submits"].push_back(one);
   }
   auto cv = [](const std::vector<double>& v) {
     return Mean(v) > 0 ? StdDev(v) / Mean(v) : 0;
@@ -170,7 +193,8 @@ int main(int argc, char** argv) {
                    {"kernel_cv_pct", 100 * ck},
                    {"reference_median_us", Median(b.reference)},
                    {"reference_cv_pct", 100 * cr},
-                   {"kernel_medians_us", b.kernel}};
+                   {"kernel_medians_us", b.kernel},
+                   {"reference_medians_us", b.reference}};
   }
   std::printf("\n| figure | value | target | meets |\n|---|---|---|---|\n");
   out["shape"] = shape_name;
@@ -230,6 +254,36 @@ int main(int argc, char** argv) {
     }
     out["ncu_median_us"] = theirs;
     out["ncu_launches"] = ncu.size();
+  }
+  if (!ncu_csv.empty() && !ncu_reference_grid.empty()) {
+    const std::vector<double> ncu =
+        kbench::NcuReferenceRunsUs(kbench::ParseNcuCsv(ReadFile(ncu_csv)),
+                                   ncu_reference_grid, reference_launches);
+    if (ncu.empty()) {
+      std::fprintf(stderr,
+                   "timing_truth: no reference runs (concat with grid %s and "
+                   "%d launches) in %s\n",
+                   ncu_reference_grid.c_str(), reference_launches,
+                   ncu_csv.c_str());
+      return 1;
+    }
+    const double theirs = Median(ncu);
+    std::printf(
+        "| ncu reference: sum of its %d kernels' gpu__time_duration, median "
+        "(n=%zu runs) | %.3f us | - | - |\n",
+        reference_launches, ncu.size(), theirs);
+    // ncu times each kernel alone; a span of GPU time also holds the idle
+    // time between the pipeline's kernels.
+    for (const Series& b : series) {
+      if (b.reference.empty()) continue;
+      const double diff = Median(b.reference) - theirs;
+      std::printf("| reference %s - ncu | %+.3f us (%+.2f %%) | - | - |\n",
+                  b.name, diff, 100 * diff / theirs);
+      out[absl::StrCat("reference_", b.name, "_vs_ncu_pct")] =
+          100 * diff / theirs;
+    }
+    out["ncu_reference_median_us"] = theirs;
+    out["ncu_reference_runs"] = ncu.size();
   }
   if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
   return all_measured ? 0 : 1;
