@@ -179,8 +179,9 @@ int RunKernelCommand(const GlobalOptions& global, v1::JobKind kind,
 
   KbenchClient client(global.server, UnaryTimeout(global));
   absl::StatusOr<v1::SubmitJobResponse> submitted = client.SubmitJob(request);
-  if (!submitted.ok())
+  if (!submitted.ok()) {
     return FailCommand(submitted.status(), global, client, err);
+  }
   const v1::Job& job = submitted->job();
   if (options.no_wait) {
     if (global.json) return PrintJson(job, out, err);
@@ -207,8 +208,9 @@ int RunStatus(const GlobalOptions& global, const std::string& job_id,
   v1::GetJobRequest request;
   request.set_job_id(job_id);
   absl::StatusOr<v1::GetJobResponse> response = client.GetJob(request);
-  if (!response.ok())
+  if (!response.ok()) {
     return FailCommand(response.status(), global, client, err);
+  }
   const v1::Job& job = response->job();
   const int code = job.stage() == v1::STAGE_DONE
                        ? ExitCodeForVerdict(job.result().verdict())
@@ -247,26 +249,39 @@ int RunList(const GlobalOptions& global, const ListOptions& options,
   }
   KbenchClient client(global.server, UnaryTimeout(global));
   absl::StatusOr<v1::ListJobsResponse> response = client.ListJobs(request);
-  if (!response.ok())
+  if (!response.ok()) {
     return FailCommand(response.status(), global, client, err);
+  }
   if (global.json) return PrintJson(*response, out, err);
   out << FormatJobList(*response);
   return kExitOk;
 }
 
 int RunProblems(const GlobalOptions& global, const std::string& name,
-                bool verbose, std::ostream& out, std::ostream& err) {
+                const std::string& suite, bool verbose, std::ostream& out,
+                std::ostream& err) {
   KbenchClient client(global.server, UnaryTimeout(global));
+  v1::ListProblemsRequest request;
+  request.set_suite(suite);
   absl::StatusOr<v1::ListProblemsResponse> response =
-      client.ListProblems(v1::ListProblemsRequest());
-  if (!response.ok())
+      client.ListProblems(request);
+  if (!response.ok()) {
     return FailCommand(response.status(), global, client, err);
+  }
   if (name.empty()) {
     if (global.json) return PrintJson(*response, out, err);
     if (response->problems().empty()) out << "no problems are loaded\n";
     for (int i = 0; i < response->problems_size(); ++i) {
       if (i > 0) out << "\n";
       out << FormatProblem(response->problems(i), verbose);
+    }
+    out << "\nsuites: "
+        << (response->suites().empty()
+                ? std::string("(none)")
+                : absl::StrJoin(response->suites(), ", "))
+        << "\n";
+    for (const v1::RefusedProblem& refused : response->refused()) {
+      out << "refused at kbd start: " << refused.error() << "\n";
     }
     return kExitOk;
   }
@@ -292,8 +307,9 @@ int RunCancel(const GlobalOptions& global, const std::string& job_id,
   v1::CancelJobRequest request;
   request.set_job_id(job_id);
   absl::StatusOr<v1::CancelJobResponse> response = client.CancelJob(request);
-  if (!response.ok())
+  if (!response.ok()) {
     return FailCommand(response.status(), global, client, err);
+  }
   if (global.json) return PrintJson(response->job(), out, err);
   out << FormatJob(response->job())
       << AgentSanitizeText(response->job().result().sanitize(),

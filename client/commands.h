@@ -125,9 +125,11 @@ int RunWatch(const GlobalOptions& global, const std::string& job_id,
 int RunList(const GlobalOptions& global, const ListOptions& options,
             std::ostream& out, std::ostream& err);
 
-// problems [NAME]: every problem, or the one named.
+// problems [NAME] [--suite S]: every problem (of suite S), or the one
+// named; then the suites, and the problem files kbd refused.
 int RunProblems(const GlobalOptions& global, const std::string& name,
-                bool verbose, std::ostream& out, std::ostream& err);
+                const std::string& suite, bool verbose, std::ostream& out,
+                std::ostream& err);
 
 // cancel JOB: cancels the job and prints its state.
 int RunCancel(const GlobalOptions& global, const std::string& job_id,

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/commands.h"
 #include "client/session_commands.h"
+#include "client/sweep_command.h"
 
 namespace kbench {
 namespace {
@@ -171,6 +172,22 @@ int RunKbctl(int argc, char** argv, std::ostream& out, std::ostream& err) {
   problems->add_option("NAME", problem_name, "only this problem");
   problems->add_flag("--verbose,-v", verbose,
                      "add the statement and the reference pseudo-code");
+  std::string suite;
+  problems->add_option("--suite", suite,
+                       "only the problems of this suite (e.g. collectives)");
+
+  SweepOptions sweep_options;
+  CLI::App* sweep = app.add_subcommand(
+      "sweep",
+      "submit, for every problem of a suite, the kernel file of DIR that "
+      "names it (// @kb problem), and print a table with the geomean");
+  sweep->add_option("--suite", sweep_options.suite, "the suite, e.g. core")
+      ->required();
+  sweep->add_option("DIR", sweep_options.dir, "folder of .cu kernel files")
+      ->required();
+  sweep->add_option("--session", sweep_options.session,
+                    "record the submits in this session (default: "
+                    "$KBENCH_SESSION)");
 
   McpOptions mcp_options;
   CLI::App* mcp = app.add_subcommand(
@@ -252,7 +269,13 @@ int RunKbctl(int argc, char** argv, std::ostream& out, std::ostream& err) {
   if (cancel->parsed()) return RunCancel(global, job_id, out, err);
   if (list->parsed()) return RunList(global, list_options, out, err);
   if (problems->parsed()) {
-    return RunProblems(global, problem_name, verbose, out, err);
+    return RunProblems(global, problem_name, suite, verbose, out, err);
+  }
+  if (sweep->parsed()) {
+    if (sweep_options.session.empty()) {
+      sweep_options.session = Getenv("KBENCH_SESSION");
+    }
+    return RunSweep(global, sweep_options, out, err);
   }
   if (mcp->parsed()) {
     if (mcp_options.session.empty()) {

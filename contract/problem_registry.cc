@@ -3,13 +3,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <set>
 #include <system_error>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/paths.h"
@@ -34,8 +36,8 @@ class CollectErrors : public google::protobuf::io::ErrorCollector {
   explicit CollectErrors(std::string file) : file_(std::move(file)) {}
   void AddError(int line, google::protobuf::io::ColumnNumber column,
                 const std::string& message) override {
-    errors_.push_back(
-        absl::StrCat(file_, ":", line + 1, ":", column + 1, ": ", message));
+    errors_.push_back(absl::StrCat(file_, ":", line + 1, ":", column + 1,
+                                   ": cannot parse the problem: ", message));
   }
   void AddWarning(int line, google::protobuf::io::ColumnNumber column,
                   const std::string& message) override {}
@@ -46,111 +48,233 @@ class CollectErrors : public google::protobuf::io::ErrorCollector {
   std::vector<std::string> errors_;
 };
 
-absl::StatusOr<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot read '", path.string(), "'"));
+// Reads a regular file of at most `max_bytes`; messages call it `shown`
+// (relative to the problems directory: a client may read them).
+absl::StatusOr<std::string> ReadFile(const fs::path& path,
+                                     const std::string& shown,
+                                     int64_t max_bytes) {
+  std::error_code ec;
+  std::ifstream in;
+  if (fs::is_regular_file(path, ec)) in.open(path, std::ios::binary);
+  if (!in.is_open() || !in) {
+    return absl::NotFoundError(absl::StrCat("cannot read '", shown, "'"));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string text(static_cast<size_t>(max_bytes) + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) {
     return absl::DataLossError(
-        absl::StrCat("error while reading '", path.string(), "'"));
+        absl::StrCat("error while reading '", shown, "'"));
   }
-  return text.str();
-}
-
-// Prefixes `status` with the file it came from.
-absl::Status InFile(const fs::path& path, const absl::Status& status) {
-  return absl::Status(status.code(),
-                      absl::StrCat(path.string(), ": ", status.message()));
-}
-
-absl::StatusOr<v1::Problem> LoadFile(const fs::path& path) {
-  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  v1::Problem problem;
-  CollectErrors errors(path.string());
-  google::protobuf::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
-  if (!parser.ParseFromString(text, &problem)) {
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (static_cast<int64_t>(text.size()) > max_bytes) {
     return absl::InvalidArgumentError(
-        absl::StrCat("cannot parse problem file ", errors.Joined()));
+        absl::StrCat("'", shown, "' is larger than ", max_bytes, " bytes"));
   }
-  if (!problem.example_source().empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path.string(),
-                     ": example_source is filled in by the registry; name "
-                     "the file in example_kernel instead"));
-  }
-  if (!problem.example_kernel().empty()) {
-    const fs::path example = path.parent_path() / problem.example_kernel();
-    absl::StatusOr<std::string> source = ReadFile(example);
-    if (!source.ok()) {
-      return absl::NotFoundError(
-          absl::StrCat(path.string(), ": example_kernel '",
-                       problem.example_kernel(), "' not found (looked for ",
-                       example.lexically_normal().string(), ")"));
-    }
-    problem.set_example_source(*std::move(source));
-  }
-  return problem;
+  return text;
 }
 
-// Validates one problem, and its example's launch plan against it.
-absl::Status ValidateWithExample(const v1::Problem& problem) {
+// The line (1-based) of the field a ValidateProblem message starts with
+// ("problem 'p': dims[2] (B): ..."), or 0 when it names no field of the
+// file.
+int FieldLine(const google::protobuf::TextFormat::ParseInfoTree& tree,
+              absl::string_view message) {
+  const size_t colon = message.find("': ");
+  if (!absl::StartsWith(message, "problem '") ||
+      colon == absl::string_view::npos) {
+    return 0;
+  }
+  absl::string_view rest = message.substr(colon + 3);
+  const size_t end = rest.find_first_of("[ (:.");
+  const std::string field(rest.substr(0, end));
+  int index = -1;
+  if (end != absl::string_view::npos && rest[end] == '[') {
+    index = std::atoi(std::string(rest.substr(end + 1)).c_str());
+  }
+  const google::protobuf::FieldDescriptor* fd =
+      v1::Problem::descriptor()->FindFieldByName(field);
+  if (fd == nullptr) return 0;
+  // ParseInfoTree wants -1 for a singular field and an index for a
+  // repeated one (it aborts otherwise); past the end it finds nothing.
+  index = fd->is_repeated() ? std::max(index, 0) : -1;
+  const google::protobuf::TextFormat::ParseLocation where =
+      tree.GetLocation(fd, index);
+  return where.line >= 0 ? where.line + 1 : 0;
+}
+
+// Reads the source `relative` names (relative to the problem file at
+// `path`, shown as `shown`) for the field `field`.
+absl::StatusOr<std::string> ReadNamed(const fs::path& path,
+                                      const std::string& shown,
+                                      const std::string& field,
+                                      const std::string& relative) {
+  const std::string named =
+      (fs::path(shown).parent_path() / relative).lexically_normal().string();
+  absl::StatusOr<std::string> source =
+      ReadFile(path.parent_path() / relative, named,
+               ProblemRegistry::kMaxKernelFileBytes);
+  if (!source.ok()) {
+    return absl::Status(
+        source.status().code(),
+        absl::StrCat(shown, ": ", field, " '", relative, "': ",
+                     source.status().code() == absl::StatusCode::kNotFound
+                         ? absl::StrCat("not found (looked for ", named, ")")
+                         : std::string(source.status().message())));
+  }
+  return source;
+}
+
+// Validates one problem, and its kernels' launch plans against it.
+absl::Status ValidateWithKernels(const v1::Problem& problem) {
   RETURN_IF_ERROR(ValidateProblem(problem));
-  if (problem.example_source().empty()) return absl::OkStatus();
-  absl::StatusOr<v1::LaunchPlan> plan =
-      ParseLaunchPlan(problem.example_source());
-  absl::Status status =
-      plan.ok() ? ValidateLaunchPlan(*plan, problem) : plan.status();
-  if (!status.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("problem '", problem.name(), "': example kernel '",
-                     problem.example_kernel(), "': ", status.message()));
+  struct Kernel {
+    const char* what;
+    const std::string& file;
+    const std::string& source;
+  };
+  const Kernel kernels[] = {
+      {"example kernel", problem.example_kernel(), problem.example_source()},
+      {"golden kernel", problem.golden().file(), problem.golden().source()}};
+  for (const Kernel& k : kernels) {
+    if (k.source.empty()) continue;
+    absl::StatusOr<v1::LaunchPlan> plan = ParseLaunchPlan(k.source);
+    absl::Status status =
+        plan.ok() ? ValidateLaunchPlan(*plan, problem) : plan.status();
+    if (!status.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("problem '", problem.name(), "': ", k.what, " '", k.file,
+                       "': ", status.message()));
+    }
   }
   return absl::OkStatus();
 }
 
-}  // namespace
+// Parses the problem file at `path` (shown as `shown` in messages), reads
+// the kernels it names and validates it all.
+absl::StatusOr<v1::Problem> LoadFile(const fs::path& path,
+                                     const std::string& shown) {
+  ASSIGN_OR_RETURN(
+      const std::string text,
+      ReadFile(path, shown, ProblemRegistry::kMaxProblemFileBytes));
+  return ProblemRegistry::ParseProblem(
+      text, shown, [&](const std::string& field, const std::string& relative) {
+        return ReadNamed(path, shown, field, relative);
+      });
+}
 
-absl::StatusOr<std::unique_ptr<ProblemRegistry>> ProblemRegistry::LoadDir(
+// The problem files of `dir`, by the name shown in messages (relative to
+// `dir`): NAME.textproto, and NAME/problem.textproto for each folder.
+absl::StatusOr<std::map<std::string, fs::path>> ProblemFiles(
     const std::string& dir) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    return absl::NotFoundError(
-        absl::StrCat("problems directory '", dir, "' does not exist"));
-  }
-  std::vector<fs::path> files;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().extension() == ".textproto" && entry.is_regular_file(ec)) {
-      files.push_back(entry.path());
+  std::map<std::string, fs::path> files;
+  int entries = 0;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (++entries > ProblemRegistry::kMaxProblems) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("'", dir, "' has more than ",
+                       ProblemRegistry::kMaxProblems, " entries"));
+    }
+    const fs::path& path = it->path();
+    const std::string name = path.filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    if (it->is_directory(ec)) {
+      files.emplace(name + "/problem.textproto", path / "problem.textproto");
+    } else if (path.extension() == ".textproto" && it->is_regular_file(ec)) {
+      files.emplace(name, path);
     }
   }
   if (ec) {
     return absl::InternalError(
         absl::StrCat("cannot list '", dir, "': ", ec.message()));
   }
-  if (files.empty()) {
-    return absl::NotFoundError(
-        absl::StrCat("no *.textproto problem files in '", dir, "'"));
+  return files;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Problem> ProblemRegistry::ParseProblem(
+    const std::string& text, const std::string& shown,
+    const ReadKernelFn& read_kernel) {
+  v1::Problem problem;
+  CollectErrors errors(shown);
+  google::protobuf::TextFormat::ParseInfoTree tree;
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  parser.WriteLocationsTo(&tree);
+  if (!parser.ParseFromString(text, &problem)) {
+    return absl::InvalidArgumentError(errors.Joined());
   }
-  std::sort(files.begin(), files.end());
+  if (!problem.example_source().empty() || !problem.golden().source().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        shown,
+        ": example_source and golden.source are filled in by the "
+        "registry; name the files in example_kernel and golden.file"));
+  }
+  if (!problem.example_kernel().empty()) {
+    ASSIGN_OR_RETURN(*problem.mutable_example_source(),
+                     read_kernel("example_kernel", problem.example_kernel()));
+  }
+  if (!problem.golden().file().empty()) {
+    ASSIGN_OR_RETURN(*problem.mutable_golden()->mutable_source(),
+                     read_kernel("golden.file", problem.golden().file()));
+  }
+  const absl::Status status = ValidateWithKernels(problem);
+  if (!status.ok()) {
+    const int line = FieldLine(tree, status.message());
+    return absl::Status(
+        status.code(),
+        absl::StrCat(shown, line > 0 ? absl::StrCat(":", line) : std::string(),
+                     ": ", status.message()));
+  }
+  return problem;
+}
+
+absl::StatusOr<std::unique_ptr<ProblemRegistry>> ProblemRegistry::LoadDir(
+    const std::string& dir, const Options& options) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return absl::NotFoundError(
+        absl::StrCat("problems directory '", dir, "' does not exist"));
+  }
+  ASSIGN_OR_RETURN(const auto files, ProblemFiles(dir));
+  if (files.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        "no problems in '", dir,
+        "' (NAME.textproto files or NAME/problem.textproto folders)"));
+  }
   auto registry = std::make_unique<ProblemRegistry>();
-  std::map<std::string, fs::path> origin;
-  for (const fs::path& path : files) {
-    ASSIGN_OR_RETURN(v1::Problem problem, LoadFile(path));
-    absl::Status status = ValidateWithExample(problem);
-    if (!status.ok()) return InFile(path, status);
-    auto [it, inserted] = origin.emplace(problem.name(), path);
-    if (!inserted) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path.string(), ": problem name '", problem.name(),
-                       "' is already used by ", it->second.string()));
+  std::map<std::string, std::string> origin;
+  for (const auto& [shown, path] : files) {
+    absl::StatusOr<v1::Problem> problem = LoadFile(path, shown);
+    absl::Status status = problem.status();
+    if (status.ok() && options.check) {
+      status = options.check(*problem);
+      if (!status.ok()) {
+        status = absl::Status(status.code(),
+                              absl::StrCat(shown, ": ", status.message()));
+      }
     }
-    const std::string name = problem.name();
-    registry->problems_.emplace(name, std::move(problem));
+    if (status.ok()) {
+      auto [it, inserted] = origin.emplace(problem->name(), shown);
+      if (!inserted) {
+        status = absl::InvalidArgumentError(
+            absl::StrCat(shown, ": problem name '", problem->name(),
+                         "' is already used by ", it->second));
+      }
+    }
+    if (!status.ok()) {
+      registry->refused_.push_back({shown, std::string(status.message())});
+      continue;
+    }
+    const std::string name = problem->name();
+    registry->problems_.emplace(name, *std::move(problem));
+  }
+  if (registry->problems_.empty()) {
+    std::vector<std::string> why;
+    for (const Refused& r : registry->refused_) why.push_back(r.error);
+    return absl::InvalidArgumentError(absl::StrCat(
+        "no problem of '", dir, "' loaded: ", absl::StrJoin(why, "; ")));
   }
   return registry;
 }
@@ -159,7 +283,7 @@ absl::StatusOr<std::unique_ptr<ProblemRegistry>> ProblemRegistry::FromProblems(
     std::vector<v1::Problem> problems) {
   auto registry = std::make_unique<ProblemRegistry>();
   for (v1::Problem& problem : problems) {
-    RETURN_IF_ERROR(ValidateWithExample(problem));
+    RETURN_IF_ERROR(ValidateWithKernels(problem));
     const std::string name = problem.name();
     if (!registry->problems_.emplace(name, std::move(problem)).second) {
       return absl::InvalidArgumentError(
@@ -184,6 +308,34 @@ std::vector<const v1::Problem*> ProblemRegistry::List() const {
   std::vector<const v1::Problem*> out;
   for (const auto& [name, problem] : problems_) out.push_back(&problem);
   return out;
+}
+
+absl::StatusOr<std::vector<const v1::Problem*>> ProblemRegistry::ListSuite(
+    absl::string_view suite) const {
+  std::vector<const v1::Problem*> out;
+  for (const auto& [name, problem] : problems_) {
+    for (const std::string& s : problem.suites()) {
+      if (s == suite) {
+        out.push_back(&problem);
+        break;
+      }
+    }
+  }
+  if (out.empty()) {
+    const std::vector<std::string> known = Suites();
+    return absl::NotFoundError(absl::StrCat(
+        "unknown suite '", suite, "'; known suites: ",
+        known.empty() ? std::string("(none)") : absl::StrJoin(known, ", ")));
+  }
+  return out;
+}
+
+std::vector<std::string> ProblemRegistry::Suites() const {
+  std::set<std::string> all;
+  for (const auto& [name, problem] : problems_) {
+    all.insert(problem.suites().begin(), problem.suites().end());
+  }
+  return {all.begin(), all.end()};
 }
 
 std::string ProblemRegistry::DefaultDir() {

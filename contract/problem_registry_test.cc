@@ -2,12 +2,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -71,12 +75,25 @@ class TempTree {
   fs::path root_;
 };
 
-std::string LoadError(const fs::path& dir) {
+// Loads `dir`, expects `file` (relative to it) to be the one refusal and
+// the shipped problems to load still, and returns why it was refused.
+std::string RefusedError(const fs::path& dir, const std::string& file,
+                         const ProblemRegistry::Options& options = {}) {
   absl::StatusOr<std::unique_ptr<ProblemRegistry>> registry =
-      ProblemRegistry::LoadDir(dir.string());
-  EXPECT_FALSE(registry.ok()) << dir;
-  return registry.ok() ? "" : std::string(registry.status().message());
+      ProblemRegistry::LoadDir(dir.string(), options);
+  EXPECT_TRUE(registry.ok()) << registry.status();
+  if (!registry.ok()) return "";
+  EXPECT_TRUE((*registry)->Find("gather_linear_bf16").ok());
+  const std::vector<ProblemRegistry::Refused>& refused = (*registry)->refused();
+  EXPECT_EQ(refused.size(), 1u);
+  if (refused.size() != 1) return "";
+  EXPECT_EQ(refused[0].file, file);
+  return refused[0].error;
 }
+
+// The folder of the problem added as data in the integration tests.
+const fs::path kRowSum =
+    fs::path(KBENCH_SOURCE_DIR) / "tests/integration/problems/row_sum_fp32";
 
 TEST(ProblemRegistryTest, LoadsShippedProblems) {
   absl::StatusOr<std::unique_ptr<ProblemRegistry>> registry =
@@ -116,9 +133,9 @@ TEST(ProblemRegistryTest, ParseErrorNamesTheFile) {
   tree.CopyShipped();
   WriteText(tree.problems() / "broken.textproto",
             "name: \"broken\"\ndims { name: \"R\" min: oops }\n");
-  const std::string error = LoadError(tree.problems());
-  EXPECT_THAT(error, AllOf(HasSubstr("broken.textproto:2:"),
-                           HasSubstr("cannot parse problem file")));
+  const std::string error = RefusedError(tree.problems(), "broken.textproto");
+  EXPECT_THAT(error, ::testing::StartsWith("broken.textproto:2:23: cannot "
+                                           "parse the problem: "));
 }
 
 TEST(ProblemRegistryTest, InvalidProblemNamesTheFile) {
@@ -130,19 +147,36 @@ TEST(ProblemRegistryTest, InvalidProblemNamesTheFile) {
   ASSERT_NE(text.find(from), std::string::npos);
   text.replace(text.find(from), from.size(), "atol: 0");
   WriteText(file, text);
-  EXPECT_THAT(LoadError(tree.problems()),
-              AllOf(HasSubstr("gather_linear_fp32.textproto"),
-                    HasSubstr("tolerance.atol")));
+  // The message names the file and the line of the field at fault.
+  const int line = [&] {
+    std::istringstream in(text);
+    std::string l;
+    for (int n = 1; std::getline(in, l); ++n) {
+      if (absl::StrContains(l, "tolerance {")) return n;
+    }
+    return 0;
+  }();
+  ASSERT_GT(line, 0);
+  EXPECT_THAT(
+      RefusedError(tree.problems(), "gather_linear_fp32.textproto"),
+      AllOf(HasSubstr("gather_linear_fp32.textproto:" + std::to_string(line) +
+                      ": problem 'gather_linear_fp32': tolerance"),
+            HasSubstr("atol")));
 }
 
 TEST(ProblemRegistryTest, MissingExampleNamesTheFile) {
   TempTree tree;
   tree.CopyShipped();
   fs::remove(tree.examples() / "gather_linear_naive_bf16.cu");
-  EXPECT_THAT(LoadError(tree.problems()),
+  const absl::StatusOr<std::unique_ptr<ProblemRegistry>> registry =
+      ProblemRegistry::LoadDir(tree.problems().string());
+  ASSERT_TRUE(registry.ok()) << registry.status();
+  EXPECT_TRUE((*registry)->Find("gather_linear_fp32").ok());
+  ASSERT_EQ((*registry)->refused().size(), 1u);
+  EXPECT_THAT((*registry)->refused()[0].error,
               AllOf(HasSubstr("gather_linear_bf16.textproto"),
                     HasSubstr("example_kernel "
-                              "'../examples/gather_linear_naive_bf16.cu' "
+                              "'../examples/gather_linear_naive_bf16.cu': "
                               "not found")));
 }
 
@@ -151,7 +185,7 @@ TEST(ProblemRegistryTest, BrokenExamplePlanNamesTheFile) {
   tree.CopyShipped();
   WriteText(tree.examples() / "gather_linear_naive.cu",
             "// @kb launch gather_linear grid(B, cdiv(N, 256)) block(256)\n");
-  EXPECT_THAT(LoadError(tree.problems()),
+  EXPECT_THAT(RefusedError(tree.problems(), "gather_linear_fp32.textproto"),
               AllOf(HasSubstr("gather_linear_fp32.textproto"),
                     HasSubstr("example kernel"), HasSubstr("uses 'N'")));
 }
@@ -161,10 +195,133 @@ TEST(ProblemRegistryTest, DuplicateNameNamesBothFiles) {
   tree.CopyShipped();
   fs::copy_file(tree.problems() / "gather_linear_fp32.textproto",
                 tree.problems() / "z_copy.textproto");
-  EXPECT_THAT(LoadError(tree.problems()),
+  EXPECT_THAT(RefusedError(tree.problems(), "z_copy.textproto"),
               AllOf(HasSubstr("z_copy.textproto: problem name "
                               "'gather_linear_fp32' is already used by"),
                     HasSubstr("gather_linear_fp32.textproto")));
+}
+
+TEST(ProblemRegistryTest, AFolderIsAProblemWithItsGoldenAndSuites) {
+  TempTree tree;
+  tree.CopyShipped();
+  fs::copy(kRowSum, tree.problems() / "row_sum_fp32");
+  absl::StatusOr<std::unique_ptr<ProblemRegistry>> registry =
+      ProblemRegistry::LoadDir(tree.problems().string());
+  ASSERT_TRUE(registry.ok()) << registry.status();
+  EXPECT_TRUE((*registry)->refused().empty());
+  absl::StatusOr<const v1::Problem*> row_sum =
+      (*registry)->Find("row_sum_fp32");
+  ASSERT_TRUE(row_sum.ok()) << row_sum.status();
+  EXPECT_EQ((*row_sum)->reference(), v1::REFERENCE_OP_GOLDEN_KERNEL);
+  EXPECT_EQ((*row_sum)->golden().source(), ReadText(kRowSum / "golden.cu"));
+  EXPECT_EQ((*row_sum)->example_source(), ReadText(kRowSum / "example.cu"));
+  EXPECT_THAT((*registry)->Suites(),
+              ::testing::ElementsAre("collectives", "core"));
+  absl::StatusOr<std::vector<const v1::Problem*>> core =
+      (*registry)->ListSuite("core");
+  ASSERT_TRUE(core.ok());
+  ASSERT_EQ(core->size(), 1u);
+  EXPECT_EQ((*core)[0]->name(), "row_sum_fp32");
+  EXPECT_EQ((*registry)->ListSuite("collectives")->size(), 2u);
+  absl::StatusOr<std::vector<const v1::Problem*>> none =
+      (*registry)->ListSuite("nope");
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(none.status().message(),
+            "unknown suite 'nope'; known suites: collectives, core");
+}
+
+TEST(ProblemRegistryTest, ABrokenFolderIsRefusedAndTheOthersLoad) {
+  TempTree tree;
+  tree.CopyShipped();
+  const fs::path row_sum = tree.problems() / "row_sum_fp32";
+  fs::copy(kRowSum, row_sum);
+  // A golden whose plan passes an argument the problem does not have.
+  WriteText(row_sum / "golden.cu",
+            "// @kb launch golden grid(R) block(1) args(x, out, N)\n"
+            "extern \"C\" __global__ void golden() {}\n");
+  EXPECT_THAT(RefusedError(tree.problems(), "row_sum_fp32/problem.textproto"),
+              // The line of the golden field, then the plan's own line.
+              AllOf(HasSubstr("row_sum_fp32/problem.textproto:16: problem "
+                              "'row_sum_fp32': golden kernel 'golden.cu': "
+                              "line 1:"),
+                    HasSubstr("'N'")));
+  // No golden file at all.
+  fs::remove(row_sum / "golden.cu");
+  EXPECT_THAT(RefusedError(tree.problems(), "row_sum_fp32/problem.textproto"),
+              HasSubstr("golden.file 'golden.cu': not found"));
+  // A folder without a problem file.
+  fs::remove_all(row_sum);
+  fs::create_directories(tree.problems() / "empty");
+  EXPECT_THAT(RefusedError(tree.problems(), "empty/problem.textproto"),
+              HasSubstr("cannot read"));
+}
+
+TEST(ProblemRegistryTest, TheGoldenMatchesTheReferenceKind) {
+  TempTree tree;
+  tree.CopyShipped();
+  const fs::path file = tree.problems() / "row_sum_fp32" / "problem.textproto";
+  fs::copy(kRowSum, file.parent_path());
+  std::string text = ReadText(file);
+  const std::string golden = "golden { file: \"golden.cu\" }";
+  ASSERT_NE(text.find(golden), std::string::npos);
+  WriteText(file,
+            std::string(text).replace(text.find(golden), golden.size(), ""));
+  EXPECT_THAT(RefusedError(tree.problems(), "row_sum_fp32/problem.textproto"),
+              HasSubstr("REFERENCE_OP_GOLDEN_KERNEL needs golden"));
+  // Sources are the registry's to fill in.
+  WriteText(file, std::string(text).replace(
+                      text.find(golden), golden.size(),
+                      "golden { file: \"golden.cu\" source: \"x\" }"));
+  EXPECT_THAT(RefusedError(tree.problems(), "row_sum_fp32/problem.textproto"),
+              HasSubstr("filled in by the registry"));
+  // Suites are identifiers.
+  WriteText(file, text + "\nsuites: [\"a b\"]\n");
+  const int last_line =
+      static_cast<int>(std::count(text.begin(), text.end(), '\n') + 2);
+  EXPECT_THAT(
+      RefusedError(tree.problems(), "row_sum_fp32/problem.textproto"),
+      HasSubstr(absl::StrCat("row_sum_fp32/problem.textproto:", last_line,
+                             ": problem 'row_sum_fp32': suites[1]: "
+                             "'a b' is not an identifier")));
+}
+
+TEST(ProblemRegistryTest, OversizedFilesAreRefused) {
+  TempTree tree;
+  tree.CopyShipped();
+  const fs::path row_sum = tree.problems() / "row_sum_fp32";
+  fs::copy(kRowSum, row_sum);
+  WriteText(row_sum / "golden.cu",
+            ReadText(kRowSum / "golden.cu") +
+                std::string(ProblemRegistry::kMaxKernelFileBytes, '/'));
+  EXPECT_THAT(RefusedError(tree.problems(), "row_sum_fp32/problem.textproto"),
+              HasSubstr("is larger than 262144 bytes"));
+}
+
+TEST(ProblemRegistryTest, TheCheckRefusesAProblem) {
+  TempTree tree;
+  tree.CopyShipped();
+  ProblemRegistry::Options options;
+  options.check = [](const v1::Problem& p) {
+    return p.name() == "gather_linear_fp32"
+               ? absl::InvalidArgumentError(
+                     "example kernel 'k.cu' does not "
+                     "compile")
+               : absl::OkStatus();
+  };
+  EXPECT_EQ(
+      RefusedError(tree.problems(), "gather_linear_fp32.textproto", options),
+      "gather_linear_fp32.textproto: example kernel 'k.cu' does not "
+      "compile");
+  // When every problem is refused, the load fails, saying why for each.
+  options.check = [](const v1::Problem&) {
+    return absl::InvalidArgumentError("no");
+  };
+  absl::StatusOr<std::unique_ptr<ProblemRegistry>> registry =
+      ProblemRegistry::LoadDir(tree.problems().string(), options);
+  EXPECT_EQ(registry.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(registry.status().message()),
+              AllOf(HasSubstr("gather_linear_bf16.textproto: no"),
+                    HasSubstr("gather_linear_fp32.textproto: no")));
 }
 
 TEST(ProblemRegistryTest, EmptyOrMissingDir) {
@@ -173,7 +330,7 @@ TEST(ProblemRegistryTest, EmptyOrMissingDir) {
       ProblemRegistry::LoadDir(tree.problems().string());
   EXPECT_EQ(registry.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(registry.status().message()),
-              HasSubstr("no *.textproto problem files"));
+              HasSubstr("no problems in"));
   registry = ProblemRegistry::LoadDir((tree.problems() / "nope").string());
   EXPECT_EQ(registry.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(registry.status().message()),

@@ -199,8 +199,9 @@ std::string FormatDims(const v1::Problem& problem, const DimValues& dims) {
   std::vector<std::string> parts;
   for (const v1::DimSpec& dim : problem.dims()) {
     auto it = dims.find(dim.name());
-    if (it != dims.end())
+    if (it != dims.end()) {
       parts.push_back(absl::StrCat(it->first, "=", it->second));
+    }
   }
   for (const auto& [name, value] : dims) {
     if (!IsDim(problem, name)) parts.push_back(absl::StrCat(name, "=", value));
@@ -223,6 +224,9 @@ v1::Problem PublicView(const v1::Problem& problem) {
   for (const std::string& name : problem.check_shape_sets()) {
     if (hidden.count(name) == 0) view.add_check_shape_sets(name);
   }
+  // The golden's file name says it has one; its source is the runner's.
+  view.mutable_golden()->clear_source();
+  if (view.golden().file().empty()) view.clear_golden();
   return view;
 }
 

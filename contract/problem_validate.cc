@@ -326,6 +326,30 @@ absl::Status CheckGatherLinear(const v1::Problem& problem,
   return absl::OkStatus();
 }
 
+// At most this many suites per problem.
+constexpr int kMaxSuites = 16;
+
+absl::Status CheckSuites(const v1::Problem& problem, const Checker& check) {
+  if (problem.suites_size() > kMaxSuites) {
+    return check.Error("suites", absl::StrCat("more than ", kMaxSuites));
+  }
+  std::set<std::string> seen;
+  for (int i = 0; i < problem.suites_size(); ++i) {
+    const std::string& suite = problem.suites(i);
+    const std::string field = absl::StrCat("suites[", i, "]");
+    if (!IsIdentifier(suite) || suite.size() > 64) {
+      return check.Error(field,
+                         absl::StrCat("'", suite,
+                                      "' is not an identifier of at most 64 "
+                                      "characters ([A-Za-z_][A-Za-z0-9_]*)"));
+    }
+    if (!seen.insert(suite).second) {
+      return check.Error(field, absl::StrCat("'", suite, "' twice"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateProblem(const v1::Problem& problem) {
@@ -344,11 +368,22 @@ absl::Status ValidateProblem(const v1::Problem& problem) {
     return check.Error("entry_point", absl::StrCat("'", problem.entry_point(),
                                                    "' is not a C identifier"));
   }
-  if (problem.reference() != v1::REFERENCE_OP_GATHER_LINEAR) {
+  if (problem.reference() != v1::REFERENCE_OP_GATHER_LINEAR &&
+      problem.reference() != v1::REFERENCE_OP_GOLDEN_KERNEL) {
     return check.Error("reference",
                        "unknown reference op; known: "
-                       "REFERENCE_OP_GATHER_LINEAR");
+                       "REFERENCE_OP_GATHER_LINEAR, "
+                       "REFERENCE_OP_GOLDEN_KERNEL");
   }
+  const bool golden = problem.reference() == v1::REFERENCE_OP_GOLDEN_KERNEL;
+  if (golden != !problem.golden().file().empty()) {
+    return check.Error(
+        "golden", golden ? "REFERENCE_OP_GOLDEN_KERNEL needs golden { file: "
+                           "\"golden.cu\" }, its CUDA source"
+                         : "a golden kernel is only used with reference: "
+                           "REFERENCE_OP_GOLDEN_KERNEL");
+  }
+  RETURN_IF_ERROR(CheckSuites(problem, check));
   RETURN_IF_ERROR(CheckDims(problem, check));
   RETURN_IF_ERROR(CheckTensors(problem, check));
   RETURN_IF_ERROR(CheckSignature(problem, check));

@@ -62,8 +62,9 @@ void AppendGpu(const v1::WorkerGpu& w, std::string* out) {
   absl::StrAppend(out, "GPU ", w.gpu_index(), ": ",
                   g.name().empty() ? "unknown GPU" : g.name());
   if (!w.hostname().empty()) absl::StrAppend(out, " on ", w.hostname());
-  if (!w.worker_id().empty())
+  if (!w.worker_id().empty()) {
     absl::StrAppend(out, " (worker ", w.worker_id(), ")");
+  }
   absl::StrAppend(out, " — ", w.busy() ? "busy" : "idle");
   if (w.busy() && !w.current_job_id().empty()) {
     absl::StrAppend(out, " with job ", w.current_job_id());
@@ -132,6 +133,10 @@ std::string FormatProblem(const v1::Problem& problem, bool verbose) {
   std::string out = problem.name();
   if (!problem.title().empty()) absl::StrAppend(&out, ": ", problem.title());
   absl::StrAppend(&out, "\n");
+  if (!problem.suites().empty()) {
+    absl::StrAppend(&out, "suites: ", absl::StrJoin(problem.suites(), ", "),
+                    "\n");
+  }
   if (verbose && !problem.statement().empty()) {
     absl::StrAppend(&out, "statement:\n", Indent(problem.statement()));
   }
@@ -170,8 +175,9 @@ std::string FormatProblem(const v1::Problem& problem, bool verbose) {
   for (const v1::ShapeSet& set : problem.shape_sets()) {
     absl::StrAppend(&out, "  ", set.name());
     if (set.hidden()) absl::StrAppend(&out, " (hidden)");
-    if (!set.description().empty())
+    if (!set.description().empty()) {
       absl::StrAppend(&out, ": ", set.description());
+    }
     if (set.time_budget_ms() > 0) {
       absl::StrAppend(&out, " (budget ",
                       FormatDuration(set.time_budget_ms() * 1e3), ")");

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -20,6 +21,7 @@
 #include "server/core/core.h"
 #include "server/core/holdout_keys.h"
 #include "server/core/kbd_metrics.h"
+#include "server/core/problem_kernels_check.h"
 #include "server/grpc/grpc_health_updater.h"
 #include "server/grpc/kbench_grpc_service.h"
 #include "server/grpc/worker_grpc_service.h"
@@ -127,16 +129,6 @@ absl::Status Kbd::Start() {
         absl::StrCat("opening the store: ", store.status().message()));
   }
   p->store = *std::move(store);
-  p->problems_dir =
-      o.problems_dir.empty() ? ProblemRegistry::DefaultDir() : o.problems_dir;
-  absl::StatusOr<std::unique_ptr<ProblemRegistry>> problems =
-      ProblemRegistry::LoadDir(p->problems_dir);
-  if (!problems.ok()) {
-    return absl::Status(
-        problems.status().code(),
-        absl::StrCat("loading problems: ", problems.status().message()));
-  }
-  p->problems = *std::move(problems);
   ASSIGN_OR_RETURN(p->local_workers, LocalWorkers::WorkerCount(o.local_worker));
 
   if (!o.compile_sandbox && !o.trust_host_compiles) {
@@ -166,6 +158,41 @@ absl::Status Kbd::Start() {
   co.per_client_running = o.compile_per_client;
   p->compile_service = std::make_unique<CompileService>(
       co, &p->compiler, p->store.get(), p->sandbox.get());
+  // Problems load after the compiler starts: each one's golden and example
+  // kernels must compile, or the problem is refused (the others load).
+  p->problems_dir =
+      o.problems_dir.empty() ? ProblemRegistry::DefaultDir() : o.problems_dir;
+  ProblemRegistry::Options po;
+  const std::string arch = Core::Options().job_service.default_arch;
+  auto compiler_down = std::make_shared<bool>(false);
+  po.check = [compiles = p->compile_service.get(), arch,
+              compiler_down](const v1::Problem& problem) -> absl::Status {
+    if (*compiler_down) return absl::OkStatus();
+    absl::Status status = CheckProblemKernels(compiles, arch, problem);
+    if (status.ok() || status.code() == absl::StatusCode::kInvalidArgument ||
+        status.code() == absl::StatusCode::kResourceExhausted) {
+      return status;
+    }
+    // Not the kernels' fault (no working compiler now): kbd serves this
+    // problem and the rest unchecked, and their jobs report the compiler's
+    // state; the rest are not tried (each would wait for its own failure).
+    *compiler_down = true;
+    spdlog::warn("problems from {} on: kernels not checked: {}", problem.name(),
+                 std::string(status.message()));
+    return absl::OkStatus();
+  };
+  absl::StatusOr<std::unique_ptr<ProblemRegistry>> problems =
+      ProblemRegistry::LoadDir(p->problems_dir, po);
+  if (!problems.ok()) {
+    p->compile_service->Shutdown();
+    return absl::Status(
+        problems.status().code(),
+        absl::StrCat("loading problems: ", problems.status().message()));
+  }
+  p->problems = *std::move(problems);
+  for (const ProblemRegistry::Refused& refused : p->problems->refused()) {
+    spdlog::warn("problem refused: {}", refused.error);
+  }
   Core::Options core;
   core.scheduler.lease_ttl = absl::Milliseconds(o.lease_ttl_ms);
   core.scheduler.no_worker_timeout = absl::Milliseconds(o.no_worker_timeout_ms);

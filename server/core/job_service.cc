@@ -354,9 +354,23 @@ absl::StatusOr<v1::GetGpuSpecsResponse> JobService::GetGpuSpecs(
   return out;
 }
 
-std::vector<v1::Problem> JobService::ListProblems() const {
-  std::vector<v1::Problem> out;
-  for (const v1::Problem* p : problems_->List()) out.push_back(PublicView(*p));
+absl::StatusOr<v1::ListProblemsResponse> JobService::ListProblems(
+    const v1::ListProblemsRequest& request) const {
+  RETURN_IF_ERROR(ValidateText(request.suite(), 64, "suite"));
+  std::vector<const v1::Problem*> problems;
+  if (request.suite().empty()) {
+    problems = problems_->List();
+  } else {
+    ASSIGN_OR_RETURN(problems, problems_->ListSuite(request.suite()));
+  }
+  v1::ListProblemsResponse out;
+  for (const v1::Problem* p : problems) *out.add_problems() = PublicView(*p);
+  for (const std::string& suite : problems_->Suites()) out.add_suites(suite);
+  for (const ProblemRegistry::Refused& r : problems_->refused()) {
+    v1::RefusedProblem* refused = out.add_refused();
+    refused->set_file(r.file);
+    refused->set_error(r.error);
+  }
   return out;
 }
 

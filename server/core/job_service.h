@@ -108,7 +108,11 @@ class JobService {
   // FailedPrecondition when no worker is connected.
   absl::StatusOr<v1::GetGpuSpecsResponse> GetGpuSpecs(
       const std::string& session_id);
-  std::vector<v1::Problem> ListProblems() const;
+  // The public view of every problem, or of one suite's (NotFound, naming
+  // the known suites, for an unknown one), with every suite and the
+  // problem files kbd refused at start.
+  absl::StatusOr<v1::ListProblemsResponse> ListProblems(
+      const v1::ListProblemsRequest& request) const;
 
   // Restarts jobs that were unfinished when kbd stopped.
   void Recover();

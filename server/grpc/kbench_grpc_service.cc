@@ -142,13 +142,10 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::WatchJobResponse> {
         pending.pop_front();
         writing = false;
         if (finished || reactor == nullptr) return;
-        if (!ok) {
-          finished = true;
-          finish = true;
-        } else if (!pending.empty()) {
+        if (ok && !pending.empty()) {
           writing = true;
           next = &pending.front();
-        } else if (done_seen) {
+        } else if (!ok || done_seen) {
           finished = true;
           finish = true;
         }
@@ -231,9 +228,9 @@ grpc::ServerUnaryReactor* KbenchGrpcService::SanitizeKernel(
 grpc::ServerUnaryReactor* KbenchGrpcService::ListProblems(
     grpc::CallbackServerContext* ctx, const v1::ListProblemsRequest* request,
     v1::ListProblemsResponse* response) {
-  for (v1::Problem& p : jobs_->ListProblems()) {
-    *response->add_problems() = std::move(p);
-  }
+  absl::StatusOr<v1::ListProblemsResponse> r = jobs_->ListProblems(*request);
+  if (!r.ok()) return Done(ctx, r.status());
+  *response = *std::move(r);
   return Done(ctx, absl::OkStatus());
 }
 

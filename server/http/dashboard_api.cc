@@ -136,7 +136,8 @@ void DashboardApi::Install(httplib::Server& s) {
       return (this->*method)(req);
     };
   };
-  Route(s, "/api/problems", "GET /api/problems", bind(&DashboardApi::Problems));
+  Route(s, "/api/problems", "GET /api/problems?suite=S",
+        bind(&DashboardApi::Problems));
   Route(s, "/api/workers", "GET /api/workers", bind(&DashboardApi::Workers));
   Route(s, "/api/jobs",
         "GET /api/jobs?session=&stage=&page_size=&page_token= to list jobs",
@@ -154,11 +155,10 @@ void DashboardApi::Install(httplib::Server& s) {
         bind(&DashboardApi::Source));
 }
 
-absl::StatusOr<json> DashboardApi::Problems(const httplib::Request&) {
-  v1::ListProblemsResponse out;
-  for (v1::Problem& p : jobs_->ListProblems()) {
-    *out.add_problems() = std::move(p);
-  }
+absl::StatusOr<json> DashboardApi::Problems(const httplib::Request& req) {
+  v1::ListProblemsRequest request;
+  request.set_suite(req.get_param_value("suite"));
+  ASSIGN_OR_RETURN(v1::ListProblemsResponse out, jobs_->ListProblems(request));
   return ProtoJson(out);
 }
 

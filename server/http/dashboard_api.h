@@ -1,7 +1,7 @@
 // DashboardApi: the dashboard's read-only JSON API on kbd's HTTP server
 // (docs/dashboard.md is the contract):
 //
-//   GET /api/problems                 ListProblemsResponse
+//   GET /api/problems?suite=S         ListProblemsResponse (suite optional)
 //   GET /api/workers                  queue depth; connected workers with
 //                                     busy_seconds and jobs_per_minute
 //   GET /api/jobs?session=&stage=&page_size=&page_token=

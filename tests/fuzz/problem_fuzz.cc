@@ -1,11 +1,12 @@
-// Fuzz target: problem files (kernels/problems/*.textproto), as kbd's
-// problem registry loads them: protobuf text format into v1::Problem with
-// the parser's errors collected, example_source refused, ValidateProblem,
-// then the shipped example kernel's launch plan validated against the
-// problem. A problem that validates also goes through the helpers kbd
-// calls with it (shape dims, tensor sizes, FLOPs, bytes, prototype, public
-// view, contract text), and the launch plan is resolved at every shape.
-// Input: the text of a problem file.
+// Fuzz target: problem files (kernels/problems/), as kbd's problem
+// registry loads them (ProblemRegistry::ParseProblem): protobuf text format
+// into v1::Problem with the parser's errors and locations collected,
+// example_source and golden.source refused, ValidateProblem, the example's
+// and golden's launch plans (the shipped example's source) validated
+// against the problem, and the line of the field a message names. A problem
+// that validates also goes through the helpers kbd calls with it (shape dims,
+// tensor sizes, FLOPs, bytes, prototype, public view, contract text), and the
+// launch plan is resolved at every shape. Input: the text of a problem file.
 //
 // Invariants beyond "no crash, leak or UB": what ValidateProblem promises
 // holds for a valid problem (every shape's dims are in the domain, the
@@ -17,25 +18,14 @@
 
 #include "contract/contract_text.h"
 #include "contract/launch_plan.h"
+#include "contract/problem_registry.h"
 #include "contract/problem_util.h"
-#include "google/protobuf/io/tokenizer.h"
-#include "google/protobuf/text_format.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace kbench {
 namespace {
 
 using fuzz::Fail;
-
-// The parser's messages are dropped (the registry joins them into its
-// error); without a collector protobuf would log each one to stderr.
-class DropErrors : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int, google::protobuf::io::ColumnNumber,
-                const std::string&) override {}
-  void AddWarning(int, google::protobuf::io::ColumnNumber,
-                  const std::string&) override {}
-};
 
 void MustBeInvalidArgument(const absl::Status& status, absl::string_view what) {
   if (!status.ok() && status.code() != absl::StatusCode::kInvalidArgument) {
@@ -110,17 +100,19 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  kbench::v1::Problem problem;
-  kbench::DropErrors errors;
-  google::protobuf::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
-  if (!parser.ParseFromString(std::string(kbench::fuzz::AsText(data, size)),
-                              &problem)) {
-    return 0;
-  }
-  if (!problem.example_source().empty()) return 0;  // The registry refuses.
-  const absl::Status valid = kbench::ValidateProblem(problem);
-  kbench::MustBeInvalidArgument(valid, "ValidateProblem");
-  if (valid.ok()) kbench::ExerciseValid(problem);
+  // As the registry parses a file, with line numbers for its errors (a
+  // validation message names a field, found in the parse's locations);
+  // every kernel file it names reads as the shipped example.
+  absl::StatusOr<kbench::v1::Problem> problem =
+      kbench::ProblemRegistry::ParseProblem(
+          std::string(kbench::fuzz::AsText(data, size)), "fuzz.textproto",
+          [](const std::string&, const std::string&) {
+            return absl::StatusOr<std::string>(kbench::fuzz::ExampleKernel());
+          });
+  kbench::MustBeInvalidArgument(problem.status(), "ParseProblem");
+  if (!problem.ok()) return 0;
+  kbench::MustBeInvalidArgument(kbench::ValidateProblem(*problem),
+                                "ValidateProblem");
+  kbench::ExerciseValid(*problem);
   return 0;
 }

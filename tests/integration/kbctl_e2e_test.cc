@@ -1,6 +1,6 @@
 // kbctl against a real kbd on loopback, as a user runs it: compile, the GPU
 // commands without a worker, problems, list and status, JSON output and
-// exit codes; and with a fake-runner worker, check and submit.
+// exit codes; and with a fake-runner worker, check, submit and sweep.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -35,8 +35,19 @@ class KbctlE2eTest : public ::testing::Test {
                 {BinDir() + "/kbctl", "--server", kbd_->address()});
     return RunCommand(args);
   }
+  // A kbworker with the fake runner, connected once `kbctl specs` answers.
+  absl::StatusOr<std::unique_ptr<testing::Child>> StartFakeWorker() {
+    auto worker =
+        testing::StartWorker(kbd_->address(), BinDir() + "/kb_fake_runner");
+    if (!worker.ok()) return worker;
+    for (int i = 0; i < 200; ++i) {
+      if (Kbctl({"specs"}).exit_code == 0) break;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return worker;
+  }
   std::string WriteTemp(const std::string& text) {
-    const std::string path = dir_.path() + "/k" + std::to_string(++n_) + ".cu";
+    std::string path = dir_.path() + "/k" + std::to_string(++n_) + ".cu";
     std::ofstream(path) << text;
     return path;
   }
@@ -108,13 +119,8 @@ TEST_F(KbctlE2eTest, ProblemsListAndStatus) {
 }
 
 TEST_F(KbctlE2eTest, CheckAndSubmitThroughAWorker) {
-  auto worker =
-      testing::StartWorker(kbd_->address(), BinDir() + "/kb_fake_runner");
-  ASSERT_TRUE(worker.ok());
-  for (int i = 0; i < 200; ++i) {
-    if (Kbctl({"specs"}).exit_code == 0) break;
-    absl::SleepFor(absl::Milliseconds(50));
-  }
+  auto worker = StartFakeWorker();
+  ASSERT_TRUE(worker.ok()) << worker.status();
   CommandResult check = Kbctl({"check", Example("gather_linear_naive.cu")});
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
   EXPECT_NE(check.out.find("passed"), std::string::npos) << check.out;
@@ -127,6 +133,55 @@ TEST_F(KbctlE2eTest, CheckAndSubmitThroughAWorker) {
   CommandResult crashed = Kbctl({"check", crash});
   EXPECT_EQ(crashed.exit_code, 1) << crashed.out << crashed.err;
   EXPECT_NE(crashed.out.find("crashed"), std::string::npos) << crashed.out;
+}
+
+TEST_F(KbctlE2eTest, SweepSubmitsOneKernelPerProblemOfTheSuite) {
+  auto worker = StartFakeWorker();
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  // DIR: a kernel for one of the suite's two problems (fake: 5 us against
+  // the fake reference's 20 us), a second file for the same problem, a
+  // file naming no problem and one that is not a kernel file.
+  testing::TempDir dir;
+  const std::string naive =
+      testing::ReadSourceFile("kernels/examples/gather_linear_naive.cu");
+  std::ofstream(dir.path() + "/a_naive.cu") << naive << "// FAKE_KERNEL_US=5\n";
+  std::ofstream(dir.path() + "/b_again.cu") << naive;
+  std::ofstream(dir.path() + "/c_none.cu") << "__global__ void k() {}\n";
+  std::ofstream(dir.path() + "/notes.txt") << "not a kernel\n";
+  CommandResult r = Kbctl({"sweep", "--suite", "collectives", dir.path()});
+  // The bf16 problem has no kernel: not every problem passed.
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("sweep of suite collectives: 2 problems"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("| gather_linear_bf16 | - | no kernel | - | - | - |"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("| gather_linear_fp32 | a_naive.cu | passed | 4.00x |"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("geomean speedup over the 1 passed: 4.00x"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("b_again.cu: skipped, a_naive.cu already names "
+                       "problem gather_linear_fp32"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("c_none.cu: skipped, no `// @kb problem NAME` line"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("notes.txt"), std::string::npos) << r.out;
+
+  CommandResult unknown = Kbctl({"sweep", "--suite", "nope", dir.path()});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("unknown suite 'nope'"), std::string::npos)
+      << unknown.err;
+  CommandResult no_dir =
+      Kbctl({"sweep", "--suite", "collectives", dir.path() + "/missing"});
+  EXPECT_EQ(no_dir.exit_code, 2);
+  EXPECT_NE(no_dir.err.find("is not a folder of kernel files"),
+            std::string::npos)
+      << no_dir.err;
 }
 
 }  // namespace
