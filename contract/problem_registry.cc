@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -12,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/paths.h"
@@ -88,7 +88,10 @@ int FieldLine(const google::protobuf::TextFormat::ParseInfoTree& tree,
   const std::string field(rest.substr(0, end));
   int index = -1;
   if (end != absl::string_view::npos && rest[end] == '[') {
-    index = std::atoi(std::string(rest.substr(end + 1)).c_str());
+    const absl::string_view digits = rest.substr(end + 1);
+    if (!absl::SimpleAtoi(digits.substr(0, digits.find(']')), &index)) {
+      index = -1;
+    }
   }
   const google::protobuf::FieldDescriptor* fd =
       v1::Problem::descriptor()->FindFieldByName(field);
