@@ -96,6 +96,7 @@ class OverviewView {
     this.workersBox = h('div', null, h('p', { class: 'muted' }, 'loading…'));
     this.jobsBox = h('div', null, h('p', { class: 'muted' }, 'loading…'));
     this.sessionsBox = h('div', null, h('p', { class: 'muted' }, 'loading…'));
+    this.problemsBox = h('div', null, h('p', { class: 'muted' }, 'loading…'));
     this.stats = h('div', { class: 'stat-strip' });
     append(root, [
       h('div', { class: 'page-head' }, h('h1', null, 'Overview'),
@@ -103,6 +104,7 @@ class OverviewView {
       this.stats,
       section('Queue and workers', { id: 'workers' }, this.workersBox),
       section('Sessions', { id: 'sessions' }, this.sessionsBox),
+      section('Problems by suite', { id: 'problems' }, this.problemsBox),
       section('Recent jobs', { id: 'jobs' }, this.jobsBox),
     ]);
   }
@@ -115,8 +117,9 @@ class OverviewView {
   }
 
   async refresh() {
-    const [w, j, s] = await Promise.allSettled([
-      api('/api/workers'), api('/api/jobs?page_size=12'), api('/api/sessions?limit=50')]);
+    const [w, j, s, p] = await Promise.allSettled([
+      api('/api/workers'), api('/api/jobs?page_size=12'), api('/api/sessions?limit=50'),
+      api('/api/problems')]);
     if (w.status === 'fulfilled') {
       if (this.changed('w', w.value)) this.renderWorkers(w.value);
     } else {
@@ -131,6 +134,12 @@ class OverviewView {
       if (this.changed('s', s.value)) this.renderSessions(s.value.sessions || []);
     } else {
       fill(this.sessionsBox, h('p', { class: 'error-text' }, s.reason.message));
+    }
+    if (p.status === 'fulfilled') {
+      const sessions = s.status === 'fulfilled' ? (s.value.sessions || []) : [];
+      if (this.changed('p', [p.value, sessions])) this.renderProblems(p.value, sessions);
+    } else {
+      fill(this.problemsBox, h('p', { class: 'error-text' }, p.reason.message));
     }
     if (w.status === 'fulfilled' || j.status === 'fulfilled') {
       this.renderStats(w.status === 'fulfilled' ? w.value : null, j.status === 'fulfilled' ? j.value : null);
@@ -173,6 +182,40 @@ class OverviewView {
         h('th', null, 'current job'), h('th', { class: 'num' }, 'jobs done'), h('th', { class: 'num' }, 'jobs / min'),
         h('th', { class: 'num' }, 'busy time'), h('th', { class: 'num' }, 'last seen'))),
       h('tbody', null, rows))));
+  }
+
+  // One table per suite (a problem of several suites is in each), with the
+  // best speedup of the listed sessions on each problem; then the problem
+  // files kbd refused at start.
+  renderProblems(list, sessions) {
+    const problems = list.problems || [];
+    const best = new Map();
+    const count = new Map();
+    for (const s of sessions) {
+      if (!s.problem) continue;
+      count.set(s.problem, (count.get(s.problem) || 0) + 1);
+      best.set(s.problem, Math.max(best.get(s.problem) || 0, num(s.best_speedup)));
+    }
+    const suites = (list.suites || []).slice();
+    if (problems.some((x) => !(x.suites || []).length)) suites.push('');
+    const tables = suites.map((suite) => {
+      const rows = problems.filter((x) => suite ? (x.suites || []).includes(suite) : !(x.suites || []).length)
+        .map((x) => h('tr', { dataset: { problem: x.name, suite: suite } },
+          h('td', null, h('div', { class: 'strong mono' }, x.name), h('div', { class: 'muted small' }, x.title || '')),
+          h('td', { class: 'num' }, String(count.get(x.name) || 0)),
+          h('td', { class: 'num strong' }, (best.get(x.name) || 0) > 0 ? fixed(best.get(x.name), 2) + '×' : '—')));
+      return h('div', { class: 'table-wrap' },
+        h('h3', null, suite || '(no suite)'),
+        h('table', { class: 'data problems' },
+          h('thead', null, h('tr', null, h('th', null, 'problem'), h('th', { class: 'num' }, 'sessions'),
+            h('th', { class: 'num' }, 'best speedup'))),
+          h('tbody', null, rows)));
+    });
+    const refused = (list.refused || []).map((r) => h('li', { class: 'mono small', dataset: { refused: r.file } }, r.error));
+    fill(this.problemsBox,
+      problems.length ? tables : empty('No problem is loaded.'),
+      refused.length ? h('div', null, h('p', { class: 'error-text' }, 'Refused at kbd start:'), h('ul', null, refused)) : null,
+      h('p', { class: 'muted small' }, 'Best speedup among the sessions listed above.'));
   }
 
   renderSessions(sessions) {

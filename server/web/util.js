@@ -1,6 +1,6 @@
 // kbench dashboard: a single-page app over kbd's JSON API (/api/...).
 // Plain JavaScript, no framework, nothing loaded from elsewhere. Routes:
-//   #/              queue and workers, recent jobs, sessions
+//   #/              queue and workers, sessions, problems by suite, jobs
 //   #/session/{id}  one agent session: verdict, figures, plots, turns
 //   #/job/{id}      one job: result, logs, raw JSON
 // Views poll the API about once a second while the tab is visible.

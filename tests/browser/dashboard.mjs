@@ -76,6 +76,10 @@ try {
   ok(true, 'the overview lists the worker');
   const rowText = await page.textContent(sessionRow);
   ok(/passed/.test(rowText), 'the session row shows its last verdict (' + rowText.replace(/\s+/g, ' ').trim() + ')');
+  const problemRow = '#problems tr' + sel('data-problem', 'gather_linear_fp32') + sel('data-suite', 'collectives');
+  await page.waitForSelector(problemRow, { timeout: WAIT_MS });
+  const problemText = (await page.textContent(problemRow)).replace(/\s+/g, ' ').trim();
+  ok(/1\.18×/.test(problemText), 'the overview lists the problem under its suite with its best speedup (' + problemText + ')');
   await shot(page, 'overview.png', true);
 
   // ---- 2. Session page, reached by clicking the row's link.
