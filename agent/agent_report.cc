@@ -282,6 +282,22 @@ std::string AgentSpecsText(const v1::GetGpuSpecsResponse& specs) {
   return out;
 }
 
+std::string AgentProblemListText(const v1::ListProblemsResponse& list) {
+  std::string out = absl::StrCat("PROBLEMS: ", list.problems_size(), "\n");
+  for (const v1::Problem& p : list.problems()) {
+    absl::StrAppend(&out, "- ", p.name(), " — ", p.title());
+    if (!p.suites().empty()) {
+      absl::StrAppend(&out, " [", absl::StrJoin(p.suites(), ", "), "]");
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  absl::StrAppend(&out, "suites: ",
+                  list.suites().empty() ? std::string("(none)")
+                                        : absl::StrJoin(list.suites(), ", "),
+                  "\n");
+  return out;
+}
+
 std::string AgentProblemText(const v1::GetProblemResponse& r) {
   const v1::Problem& p = r.problem();
   std::string out =

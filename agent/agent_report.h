@@ -28,6 +28,9 @@ std::string AgentSpecsText(const v1::GetGpuSpecsResponse& specs);
 // Statement, reference semantics, signature, contract with an example,
 // public shapes, dtype and tolerance.
 std::string AgentProblemText(const v1::GetProblemResponse& problem);
+// list_problems: "N problems" (of the suite), one line per problem (name,
+// title, suites), then every suite.
+std::string AgentProblemListText(const v1::ListProblemsResponse& list);
 
 // Two turns side by side: verdicts, time and speedup change, source diff.
 std::string AgentCompareText(const v1::CompareRunsResponse& compare);

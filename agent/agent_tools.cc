@@ -91,6 +91,12 @@ std::vector<AgentToolDef> MakeDefs() {
   json problem_schema = session_only;
   problem_schema["properties"]["problem"] =
       Str("Problem name; default gather_linear_fp32.");
+  json list_schema = session_only;
+  list_schema["properties"]["session_id"] =
+      Str("Accepted, not used: listing problems is not a session turn.");
+  list_schema["properties"]["suite"] =
+      Str("Only the problems of this suite (e.g. collectives, core); "
+          "default: every problem.");
   json compare = {{"type", "object"},
                   {"properties",
                    {{"session_id", Str("The session; default: this client's.")},
@@ -116,6 +122,11 @@ std::vector<AgentToolDef> MakeDefs() {
        "point's signature, the kernel contract with a complete example, the "
        "shapes it is checked on, dtype and tolerance. Call it first.",
        problem_schema},
+      {"list_problems",
+       "The problems this kbench serves, by suite: each one's name, title and "
+       "suites, and every suite's name. Use it to find the problems of a "
+       "suite to work through; then get_problem on each.",
+       list_schema},
       {"compile_kernel",
        "Compile the kernel with NVRTC (no GPU time): errors with line "
        "numbers, or registers, shared memory, stack and spills per kernel, "
@@ -344,6 +355,14 @@ absl::StatusOr<AgentToolResult> CallAgentTool(AgentToolBackend& backend,
         backend.GetProblem(GetStr(args, "problem"), session);
     if (!r.ok()) return Refused(r.status());
     result.text = AgentProblemText(*r);
+    result.structured = ToJson(*r);
+    return result;
+  }
+  if (name == "list_problems") {
+    absl::StatusOr<v1::ListProblemsResponse> r =
+        backend.ListProblems(GetStr(args, "suite"));
+    if (!r.ok()) return Refused(r.status());
+    result.text = AgentProblemListText(*r);
     result.structured = ToJson(*r);
     return result;
   }

@@ -46,6 +46,9 @@ class AgentToolBackend {
       const std::string& session_id) = 0;
   virtual absl::StatusOr<v1::GetProblemResponse> GetProblem(
       const std::string& name, const std::string& session_id) = 0;
+  // The problems of `suite` (every problem when empty), as ListProblems.
+  virtual absl::StatusOr<v1::ListProblemsResponse> ListProblems(
+      const std::string& suite) = 0;
   // Runs a job and waits for it: the finished job (whatever its verdict),
   // or the status its request was refused with.
   virtual absl::StatusOr<v1::Job> RunJob(v1::JobKind kind,

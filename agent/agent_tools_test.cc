@@ -35,6 +35,20 @@ class FakeBackend : public AgentToolBackend {
     g->set_datasheet_memory_gbps(4800);
     return r;
   }
+  absl::StatusOr<v1::ListProblemsResponse> ListProblems(
+      const std::string& suite) override {
+    if (suite == "nope") {
+      return absl::NotFoundError(
+          "unknown suite 'nope'; known suites: collectives");
+    }
+    v1::ListProblemsResponse r;
+    v1::Problem* p = r.add_problems();
+    p->set_name("gather_linear_fp32");
+    p->set_title("Virtual all-gather then linear (fp32)");
+    p->add_suites("collectives");
+    r.add_suites("collectives");
+    return r;
+  }
   absl::StatusOr<v1::GetProblemResponse> GetProblem(
       const std::string& name, const std::string& session_id) override {
     v1::GetProblemResponse r;
@@ -92,8 +106,9 @@ TEST(AgentToolDefsTest, NamesAndSchemasAreWellFormed) {
     }
   }
   for (const char* expected :
-       {"get_gpu_specs", "get_problem", "compile_kernel", "run_correctness",
-        "profile_kernel", "submit_kernel", "sanitize_kernel", "compare_runs"}) {
+       {"get_gpu_specs", "get_problem", "list_problems", "compile_kernel",
+        "run_correctness", "profile_kernel", "submit_kernel", "sanitize_kernel",
+        "compare_runs"}) {
     EXPECT_TRUE(names.count(expected)) << expected;
   }
 }
@@ -277,6 +292,29 @@ TEST(CallAgentToolTest, SpecsProblemAndCompareTexts) {
   ASSERT_TRUE(cmp.ok());
   EXPECT_THAT(cmp->text, HasSubstr("+b"));
   EXPECT_EQ(cmp->structured["a"]["turn"], 1);
+}
+
+TEST(CallAgentToolTest, ListProblemsBySuite) {
+  FakeBackend backend;
+  absl::StatusOr<AgentToolResult> all =
+      CallAgentTool(backend, "list_problems", {{"suite", "collectives"}}, "");
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_FALSE(all->is_error);
+  EXPECT_EQ(all->text,
+            "PROBLEMS: 1\n"
+            "- gather_linear_fp32 — Virtual all-gather then linear (fp32) "
+            "[collectives]\n"
+            "suites: collectives\n");
+  EXPECT_EQ(all->structured["problems"][0]["name"], "gather_linear_fp32");
+  absl::StatusOr<AgentToolResult> unknown =
+      CallAgentTool(backend, "list_problems", {{"suite", "nope"}}, "");
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_TRUE(unknown->is_error);
+  EXPECT_THAT(unknown->text, HasSubstr("NOT_FOUND: unknown suite 'nope'"));
+  EXPECT_EQ(CallAgentTool(backend, "list_problems", {{"suite", 3}}, "")
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(SanitizeToolTest, SchemaOffersTheThreeTools) {

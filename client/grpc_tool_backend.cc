@@ -19,6 +19,13 @@ absl::StatusOr<v1::GetProblemResponse> GrpcToolBackend::GetProblem(
   return client_->GetProblem(request);
 }
 
+absl::StatusOr<v1::ListProblemsResponse> GrpcToolBackend::ListProblems(
+    const std::string& suite) {
+  v1::ListProblemsRequest request;
+  request.set_suite(suite);
+  return client_->ListProblems(request);
+}
+
 absl::StatusOr<v1::Job> GrpcToolBackend::RunJob(
     v1::JobKind kind, const v1::KernelRequest& request) {
   v1::SubmitJobRequest submit;

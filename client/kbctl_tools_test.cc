@@ -184,14 +184,14 @@ json ParsePretty(const Result& r) {
 TEST(KbctlToolsTest, OpenAiFormatIsTheFunctionCallingShape) {
   const json tools = ParsePretty(Kbctl({"tools", "--format", "openai"}));
   EXPECT_THAT(OpenAiProblems(tools), IsEmpty());
-  ASSERT_EQ(tools.size(), 8u);
+  ASSERT_EQ(tools.size(), 9u);
   EXPECT_EQ(Names(tools, "function"), DefNames());
   for (size_t i = 0; i < tools.size(); ++i) {
     EXPECT_EQ(tools[i]["function"]["parameters"],
               AgentToolDefs()[i].input_schema);
   }
-  EXPECT_EQ(tools[2]["function"]["name"], "compile_kernel");
-  EXPECT_EQ(tools[2]["function"]["parameters"]["required"],
+  EXPECT_EQ(tools[3]["function"]["name"], "compile_kernel");
+  EXPECT_EQ(tools[3]["function"]["parameters"]["required"],
             json::array({"kernel_code"}));
 }
 

@@ -28,6 +28,12 @@ class FakeBackend : public AgentToolBackend {
     g->set_sm_count(132);
     return r;
   }
+  absl::StatusOr<v1::ListProblemsResponse> ListProblems(
+      const std::string&) override {
+    v1::ListProblemsResponse r;
+    r.add_problems()->set_name("gather_linear_fp32");
+    return r;
+  }
   absl::StatusOr<v1::GetProblemResponse> GetProblem(
       const std::string& name, const std::string& session_id) override {
     sessions.push_back(session_id);

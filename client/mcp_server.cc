@@ -24,7 +24,8 @@ constexpr char kInstructions[] =
     "iterate: compile_kernel after every edit (cheap, no GPU), "
     "run_correctness until it passes, profile_kernel to see where the time "
     "goes, and submit_kernel once for the final answer. get_gpu_specs "
-    "describes the GPU; compare_runs shows what changed between two turns. "
+    "describes the GPU; compare_runs shows what changed between two turns; "
+    "list_problems lists the problems of a suite. "
     "A result with isError true is the tool's report (a compile error, a "
     "wrong result): read it and fix the kernel.";
 

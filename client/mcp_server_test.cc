@@ -101,7 +101,7 @@ TEST_F(McpServerTest, ToolsListHasEveryToolWithItsSchema) {
   const json& tools = reply["result"]["tools"];
   ASSERT_TRUE(tools.is_array());
   ASSERT_EQ(tools.size(), AgentToolDefs().size());
-  ASSERT_EQ(tools.size(), 8u);
+  ASSERT_EQ(tools.size(), 9u);
   for (size_t i = 0; i < tools.size(); ++i) {
     const AgentToolDef& def = AgentToolDefs()[i];
     EXPECT_EQ(tools[i]["name"], def.name);
@@ -304,7 +304,7 @@ TEST_F(McpServerTest, ServeWritesOneLinePerRequestAndNothingElse) {
   EXPECT_EQ(replies[0]["id"], 1);
   EXPECT_EQ(replies[0]["result"]["protocolVersion"], "2025-06-18");
   EXPECT_EQ(replies[1]["id"], "two");
-  EXPECT_EQ(replies[1]["result"]["tools"].size(), 8u);
+  EXPECT_EQ(replies[1]["result"]["tools"].size(), 9u);
   EXPECT_EQ(ErrorCode(replies[2], nullptr), -32700);
   EXPECT_EQ(replies[3]["id"], 3);
   EXPECT_EQ(replies[3]["result"]["isError"], false);

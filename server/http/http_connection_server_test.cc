@@ -48,6 +48,10 @@ class BlockingBackend : public CancellableToolBackend {
       const std::string&, const std::string&) override {
     return v1::GetProblemResponse();
   }
+  absl::StatusOr<v1::ListProblemsResponse> ListProblems(
+      const std::string&) override {
+    return v1::ListProblemsResponse();
+  }
   absl::StatusOr<v1::CompareRunsResponse> CompareRuns(const std::string&, int,
                                                       int) override {
     return v1::CompareRunsResponse();

@@ -74,6 +74,10 @@ class CallBackend : public AgentToolBackend {
       const std::string& name, const std::string& session_id) override {
     return inner_->GetProblem(name, session_id);
   }
+  absl::StatusOr<v1::ListProblemsResponse> ListProblems(
+      const std::string& suite) override {
+    return inner_->ListProblems(suite);
+  }
   absl::StatusOr<v1::CompareRunsResponse> CompareRuns(
       const std::string& session_id, int turn_a, int turn_b) override {
     return inner_->CompareRuns(session_id, turn_a, turn_b);
@@ -125,8 +129,8 @@ std::string ToolNames() {
 }
 
 // A handler answering 405 for a route served only with `allowed`.
-httplib::Server::Handler MethodNotAllowed(std::string allowed,
-                                          std::string usage) {
+httplib::Server::Handler MethodNotAllowed(const std::string& allowed,
+                                          const std::string& usage) {
   return [allowed, usage](const httplib::Request& req, httplib::Response& res) {
     res.set_header("Allow", allowed);
     ReplyError(
@@ -444,8 +448,9 @@ void HttpServer::Route() {
   // the limit, malformed HTTP.
   s.set_error_handler(httplib::Server::HandlerWithResponse(
       [](const httplib::Request& req, httplib::Response& res) {
-        if (!res.body.empty())
+        if (!res.body.empty()) {
           return httplib::Server::HandlerResponse::Unhandled;
+        }
         switch (res.status) {
           case 404:
             ReplyError(res, 404, "NOT_FOUND",
@@ -468,7 +473,8 @@ void HttpServer::Route() {
         return httplib::Server::HandlerResponse::Handled;
       }));
   s.set_exception_handler([](const httplib::Request& req,
-                             httplib::Response& res, std::exception_ptr ep) {
+                             httplib::Response& res,
+                             const std::exception_ptr& ep) {
     std::string what = "unknown exception";
     try {
       if (ep) std::rethrow_exception(ep);

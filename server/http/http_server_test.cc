@@ -36,6 +36,12 @@ class FakeBackend : public AgentToolBackend {
       const std::string& session_id) override {
     return absl::UnavailableError("no GPU here");
   }
+  absl::StatusOr<v1::ListProblemsResponse> ListProblems(
+      const std::string& suite) override {
+    v1::ListProblemsResponse r;
+    r.add_problems()->set_name(suite.empty() ? "all" : suite);
+    return r;
+  }
   absl::StatusOr<v1::GetProblemResponse> GetProblem(
       const std::string& name, const std::string& session_id) override {
     absl::MutexLock lock(&mu_);

@@ -32,6 +32,12 @@ class LocalToolBackend : public CancellableToolBackend {
       const std::string& session_id) override;
   absl::StatusOr<v1::GetProblemResponse> GetProblem(
       const std::string& name, const std::string& session_id) override;
+  absl::StatusOr<v1::ListProblemsResponse> ListProblems(
+      const std::string& suite) override {
+    v1::ListProblemsRequest request;
+    request.set_suite(suite);
+    return jobs_->ListProblems(request);
+  }
   absl::StatusOr<v1::Job> RunJob(v1::JobKind kind,
                                  const v1::KernelRequest& request) override {
     return RunJobUntil(kind, request, nullptr);

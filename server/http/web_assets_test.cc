@@ -34,6 +34,10 @@ class NoTools : public AgentToolBackend {
       const std::string&, const std::string&) override {
     return absl::NotFoundError("no problem here");
   }
+  absl::StatusOr<v1::ListProblemsResponse> ListProblems(
+      const std::string&) override {
+    return absl::NotFoundError("no problem here");
+  }
   absl::StatusOr<v1::Job> RunJob(v1::JobKind,
                                  const v1::KernelRequest&) override {
     return absl::UnavailableError("no worker here");

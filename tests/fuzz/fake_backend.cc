@@ -1,5 +1,6 @@
 #include "tests/fuzz/fake_backend.h"
 
+#include <algorithm>
 #include <functional>
 #include <utility>
 
@@ -41,6 +42,22 @@ absl::StatusOr<v1::GetGpuSpecsResponse> FakeToolBackend::GetGpuSpecs(
   gpu->mutable_spec()->set_arch("sm_90");
   gpu->set_busy(Pick(session_id) % 2 == 0);
   gpu->set_current_job_id(session_id);
+  return response;
+}
+
+absl::StatusOr<v1::ListProblemsResponse> FakeToolBackend::ListProblems(
+    const std::string& suite) {
+  ++calls_;
+  const bool in_suite =
+      suite.empty() ||
+      std::find(problem_.suites().begin(), problem_.suites().end(), suite) !=
+          problem_.suites().end();
+  if (!in_suite) {
+    return absl::NotFoundError(absl::StrCat("unknown suite '", suite, "'"));
+  }
+  v1::ListProblemsResponse response;
+  *response.add_problems() = PublicView(problem_);
+  for (const std::string& s : problem_.suites()) response.add_suites(s);
   return response;
 }
 

@@ -31,6 +31,8 @@ class FakeToolBackend : public AgentToolBackend {
       const std::string& session_id) override;
   absl::StatusOr<v1::GetProblemResponse> GetProblem(
       const std::string& name, const std::string& session_id) override;
+  absl::StatusOr<v1::ListProblemsResponse> ListProblems(
+      const std::string& suite) override;
   absl::StatusOr<v1::Job> RunJob(v1::JobKind kind,
                                  const v1::KernelRequest& request) override;
   absl::StatusOr<v1::CompareRunsResponse> CompareRuns(

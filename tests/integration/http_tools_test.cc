@@ -157,11 +157,26 @@ TEST_F(HttpToolsTest, ToolListHasTheEightToolsWithSchemas) {
     EXPECT_EQ(t["inputSchema"]["type"], "object") << t.dump();
     EXPECT_TRUE(t["inputSchema"]["properties"].is_object()) << t.dump();
   }
-  EXPECT_EQ(names, std::set<std::string>({"get_gpu_specs", "get_problem",
-                                          "compile_kernel", "run_correctness",
-                                          "profile_kernel", "submit_kernel",
-                                          "sanitize_kernel", "compare_runs"}));
-  EXPECT_EQ(body["tools"].size(), 8u);
+  EXPECT_EQ(names, std::set<std::string>(
+                       {"get_gpu_specs", "get_problem", "list_problems",
+                        "compile_kernel", "run_correctness", "profile_kernel",
+                        "submit_kernel", "sanitize_kernel", "compare_runs"}));
+  EXPECT_EQ(body["tools"].size(), 9u);
+}
+
+TEST_F(HttpToolsTest, ListProblemsBySuite) {
+  json r = ToolResult(PostJson("list_problems", {{"suite", "collectives"}}));
+  EXPECT_EQ(r["isError"], false) << r.dump();
+  const std::string text = r["content"][0]["text"];
+  EXPECT_NE(text.find("PROBLEMS: 2\n- gather_linear_bf16"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("suites: collectives\n"), std::string::npos) << text;
+  EXPECT_EQ(r["structuredContent"]["problems"].size(), 2u);
+  json unknown = ToolResult(PostJson("list_problems", {{"suite", "nope"}}));
+  EXPECT_EQ(unknown["isError"], true);
+  const std::string why = unknown["content"][0]["text"];
+  EXPECT_NE(why.find("NOT_FOUND: unknown suite 'nope'"), std::string::npos)
+      << why;
 }
 
 TEST_F(HttpToolsTest, CompileNaiveKernelPasses) {

@@ -121,16 +121,16 @@ TEST_F(McpAgentTest, ScriptedSessionWithoutAGpu) {
   // The tools (the notification got no reply: this is the next line).
   reply = Rpc("tools/list", json::object());
   const json tools = reply["result"]["tools"];
-  ASSERT_EQ(tools.size(), 8u) << reply.dump();
+  ASSERT_EQ(tools.size(), 9u) << reply.dump();
   std::vector<std::string> names;
   for (const json& t : tools) {
     names.push_back(t["name"]);
     EXPECT_EQ(t["inputSchema"]["type"], "object") << t.dump();
   }
-  EXPECT_THAT(names, ::testing::ElementsAre("get_gpu_specs", "get_problem",
-                                            "compile_kernel", "run_correctness",
-                                            "profile_kernel", "submit_kernel",
-                                            "sanitize_kernel", "compare_runs"));
+  EXPECT_THAT(names, ::testing::ElementsAre(
+                         "get_gpu_specs", "get_problem", "list_problems",
+                         "compile_kernel", "run_correctness", "profile_kernel",
+                         "submit_kernel", "sanitize_kernel", "compare_runs"));
 
   // No GPU worker: refused, with what to do.
   json result = Call("get_gpu_specs", json::object(), /*expect_error=*/true);
