@@ -251,6 +251,16 @@ absl::StatusOr<std::unique_ptr<ProblemRegistry>> ProblemRegistry::LoadDir(
   for (const auto& [shown, path] : files) {
     absl::StatusOr<v1::Problem> problem = LoadFile(path, shown);
     absl::Status status = problem.status();
+    // A name taken by an earlier file is refused before its kernels are
+    // compiled.
+    if (status.ok()) {
+      auto it = origin.find(problem->name());
+      if (it != origin.end()) {
+        status = absl::InvalidArgumentError(
+            absl::StrCat(shown, ": problem name '", problem->name(),
+                         "' is already used by ", it->second));
+      }
+    }
     if (status.ok() && options.check) {
       status = options.check(*problem);
       if (!status.ok()) {
@@ -258,14 +268,7 @@ absl::StatusOr<std::unique_ptr<ProblemRegistry>> ProblemRegistry::LoadDir(
                               absl::StrCat(shown, ": ", status.message()));
       }
     }
-    if (status.ok()) {
-      auto [it, inserted] = origin.emplace(problem->name(), shown);
-      if (!inserted) {
-        status = absl::InvalidArgumentError(
-            absl::StrCat(shown, ": problem name '", problem->name(),
-                         "' is already used by ", it->second));
-      }
-    }
+    if (status.ok()) origin.emplace(problem->name(), shown);
     if (!status.ok()) {
       registry->refused_.push_back({shown, std::string(status.message())});
       continue;

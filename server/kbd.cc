@@ -162,12 +162,13 @@ absl::Status Kbd::Start() {
   // kernels must compile, or the problem is refused (the others load).
   p->problems_dir =
       o.problems_dir.empty() ? ProblemRegistry::DefaultDir() : o.problems_dir;
+  Core::Options core;
   ProblemRegistry::Options po;
-  const std::string arch = Core::Options().job_service.default_arch;
-  auto compiler_down = std::make_shared<bool>(false);
-  po.check = [compiles = p->compile_service.get(), arch,
-              compiler_down](const v1::Problem& problem) -> absl::Status {
-    if (*compiler_down) return absl::OkStatus();
+  bool compiler_down = false;  // Read only during LoadDir, below.
+  po.check = [compiles = p->compile_service.get(),
+              &arch = core.job_service.default_arch,
+              &compiler_down](const v1::Problem& problem) -> absl::Status {
+    if (compiler_down) return absl::OkStatus();
     absl::Status status = CheckProblemKernels(compiles, arch, problem);
     if (status.ok() || status.code() == absl::StatusCode::kInvalidArgument ||
         status.code() == absl::StatusCode::kResourceExhausted) {
@@ -176,7 +177,7 @@ absl::Status Kbd::Start() {
     // Not the kernels' fault (no working compiler now): kbd serves this
     // problem and the rest unchecked, and their jobs report the compiler's
     // state; the rest are not tried (each would wait for its own failure).
-    *compiler_down = true;
+    compiler_down = true;
     spdlog::warn("problems from {} on: kernels not checked: {}", problem.name(),
                  std::string(status.message()));
     return absl::OkStatus();
@@ -193,7 +194,6 @@ absl::Status Kbd::Start() {
   for (const ProblemRegistry::Refused& refused : p->problems->refused()) {
     spdlog::warn("problem refused: {}", refused.error);
   }
-  Core::Options core;
   core.scheduler.lease_ttl = absl::Milliseconds(o.lease_ttl_ms);
   core.scheduler.no_worker_timeout = absl::Milliseconds(o.no_worker_timeout_ms);
   core.job_service.worker_grace =
