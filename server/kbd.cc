@@ -199,6 +199,9 @@ absl::Status Kbd::Start() {
   core.job_service.worker_grace =
       p->local_workers > 0 ? absl::Seconds(30) : absl::ZeroDuration();
   core.job_service.timing_max_time_ms = o.timing_max_time_ms;
+  core.job_service.timing_min_samples = o.timing_min_samples;
+  core.job_service.timing_max_rel_stderr = o.timing_max_rel_stderr;
+  core.job_service.budget_scale = o.budget_scale;
   p->core = std::make_unique<Core>(
       core,
       Core::Deps{p->store.get(), p->problems.get(), p->compile_service.get(),

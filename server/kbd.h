@@ -71,6 +71,12 @@ class Kbd {
     std::string holdout_secret_file;
     // Time budget for sampling one submit's timing.
     int timing_max_time_ms = kDefaultMaxTimeMs;
+    // Fewest timed samples per side before the noise test may stop.
+    int timing_min_samples = kDefaultMinSamples;
+    // The noise test: relative standard error of the mean at most this.
+    double timing_max_rel_stderr = kDefaultMaxRelStderr;
+    // Runner budgets are multiplied by this, for runners under a profiler.
+    int budget_scale = 1;
     // Retention: age limit in days (0 = none) and size limit (0 = none).
     int retention_days = 30;
     int64_t store_max_bytes = int64_t{2} << 30;

@@ -141,7 +141,23 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--timing-max-time-ms", flags.timing_max_time_ms,
                  "Time budget for sampling one submit's timing")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 600000));
+  app.add_option("--timing-min-samples", flags.timing_min_samples,
+                 "Fewest timed samples of kernel and reference per submit "
+                 "before the noise test may stop sampling")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--timing-max-rel-stderr", flags.timing_max_rel_stderr,
+                 "Sampling stops once the relative standard error of the "
+                 "mean is at most this (0.005 = 0.5%)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--budget-scale", flags.budget_scale,
+                 "Multiply every job's runner budget by this: for a kbd "
+                 "whose runners run under a profiler such as Nsight Compute")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   CLI11_PARSE(app, argc, argv);
   kbench::InitLogging("kbd", flags.log_level);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

@@ -5,8 +5,11 @@
 
 namespace kbench {
 
-absl::StatusOr<std::unique_ptr<EventTimer>> EventTimer::Create(int slots) {
+absl::StatusOr<std::unique_ptr<EventTimer>> EventTimer::Create(int slots,
+                                                               bool in_graphs) {
   std::unique_ptr<EventTimer> t(new EventTimer());
+  t->record_flags_ =
+      in_graphs ? cudaEventRecordExternal : cudaEventRecordDefault;
   for (int i = 0; i < slots; ++i) {
     cudaEvent_t a = nullptr, b = nullptr;
     CUDA_RETURN_IF_ERROR(cudaEventCreate(&a), "creating a timing event");
@@ -22,16 +25,19 @@ EventTimer::~EventTimer() {
   for (cudaEvent_t e : stop_) cudaEventDestroy(e);
 }
 
-absl::Status EventTimer::Start(int slot, cudaStream_t stream) {
-  CUDA_RETURN_IF_ERROR(cudaEventRecord(start_.at(slot), stream),
-                       "recording a start event");
+absl::Status EventTimer::Record(cudaEvent_t event, cudaStream_t stream,
+                                const char* what) {
+  CUDA_RETURN_IF_ERROR(cudaEventRecordWithFlags(event, stream, record_flags_),
+                       what);
   return absl::OkStatus();
 }
 
+absl::Status EventTimer::Start(int slot, cudaStream_t stream) {
+  return Record(start_.at(slot), stream, "recording a start event");
+}
+
 absl::Status EventTimer::Stop(int slot, cudaStream_t stream) {
-  CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_.at(slot), stream),
-                       "recording a stop event");
-  return absl::OkStatus();
+  return Record(stop_.at(slot), stream, "recording a stop event");
 }
 
 absl::StatusOr<double> EventTimer::ElapsedUs(int slot) const {

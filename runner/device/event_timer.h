@@ -1,5 +1,8 @@
 // EventTimer: a pool of CUDA event pairs; each slot measures the GPU time
-// between a Start and a Stop recorded on a stream.
+// between a Start and a Stop recorded on a stream. Created `in_graphs`, its
+// records are external (cudaEventRecordExternal): recorded while a stream
+// is being captured, each becomes an event-record node of the graph, so
+// that one replay times every run inside it (GraphReplay).
 //
 // Ownership: owns its events. Thread safety: none.
 #ifndef KBENCH_RUNNER_DEVICE_EVENT_TIMER_H_
@@ -16,7 +19,8 @@ namespace kbench {
 
 class EventTimer {
  public:
-  static absl::StatusOr<std::unique_ptr<EventTimer>> Create(int slots);
+  static absl::StatusOr<std::unique_ptr<EventTimer>> Create(
+      int slots, bool in_graphs = false);
   ~EventTimer();
 
   absl::Status Start(int slot, cudaStream_t stream);
@@ -28,6 +32,8 @@ class EventTimer {
 
  private:
   EventTimer() = default;
+  absl::Status Record(cudaEvent_t event, cudaStream_t stream, const char* what);
+  unsigned record_flags_ = 0;  // cudaEventRecordDefault or ...External.
   std::vector<cudaEvent_t> start_, stop_;
 };
 

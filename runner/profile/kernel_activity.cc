@@ -55,6 +55,18 @@ KernelActivity::~KernelActivity() {
 }
 
 absl::Status KernelActivity::Start() {
+  // Under Nsight Compute (or another injected CUDA tool) CUPTI belongs to
+  // the tool; as the counter profiler and the stream blocker do, kernel
+  // activity stands aside rather than compete for it. A tool that leaves
+  // the variable unset in a child (ncu --target-processes all did so for
+  // the runner, H200 2026-12-05) makes the registration below fail with
+  // CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED instead: either way the
+  // caller goes on without kernel times.
+  if (std::getenv("CUDA_INJECTION64_PATH") != nullptr) {
+    return absl::UnavailableError(
+        "a CUDA tool is attached to the runner (CUDA_INJECTION64_PATH is "
+        "set), so CUPTI's kernel activity is left to it");
+  }
   static const CUptiResult registered =
       cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
   if (absl::Status s = CuptiStatus(registered, "CUPTI registering buffers");
@@ -114,7 +126,7 @@ absl::StatusOr<std::vector<KernelActivity::Record>> KernelActivity::Stop() {
 std::vector<double> RunSpansUs(
     const std::vector<KernelActivity::Record>& records,
     const std::function<bool(const std::string&)>& keep, int launches_per_run,
-    int skip_runs) {
+    int skip_runs, bool from_submitted) {
   std::vector<const KernelActivity::Record*> mine;
   for (const KernelActivity::Record& r : records) {
     if (keep(r.name)) mine.push_back(&r);
@@ -124,8 +136,9 @@ std::vector<double> RunSpansUs(
     return {};
   }
   std::vector<double> runs;
-  auto taken = [](const KernelActivity::Record& r) {
-    const bool front_end = r.submitted_ns > 0 && r.submitted_ns <= r.start_ns &&
+  auto taken = [from_submitted](const KernelActivity::Record& r) {
+    const bool front_end = from_submitted && r.submitted_ns > 0 &&
+                           r.submitted_ns <= r.start_ns &&
                            r.start_ns - r.submitted_ns <= kMaxFrontEndNs;
     return front_end ? r.submitted_ns : r.start_ns;
   };

@@ -67,11 +67,14 @@ constexpr uint64_t kMaxFrontEndNs = 2000;
 // is at most kMaxFrontEndNs before the kernel's start; else the start) to
 // its last kernel's end (the gaps between a run's kernels count: the run
 // takes them). The first `skip_runs` runs (warm-up) are dropped. Empty when
-// the kept records do not split evenly into runs.
+// the kept records do not split evenly into runs. Without `from_submitted`
+// a run starts at its first kernel's start: for kernels replayed from a
+// CUDA graph, whose launches the GPU takes ahead of time, so that a
+// `submitted` stamp says nothing about the run.
 std::vector<double> RunSpansUs(
     const std::vector<KernelActivity::Record>& records,
     const std::function<bool(const std::string&)>& keep, int launches_per_run,
-    int skip_runs);
+    int skip_runs, bool from_submitted = true);
 
 // Whether `name` is one of kbench's own kernels that run between timed
 // workloads (the L2 flush, the stream blocker, the clock probe): they

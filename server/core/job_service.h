@@ -61,6 +61,11 @@ class JobService {
     int timing_min_samples = kDefaultMinSamples;
     // ... or when this much time (ms) was spent sampling.
     int timing_max_time_ms = kDefaultMaxTimeMs;
+    // Every job's runner budget is multiplied by this (>= 1): for a kbd
+    // whose runners run under a profiler (Nsight Compute replays each
+    // kernel, so a job takes many times longer and would be killed at its
+    // budget).
+    int budget_scale = 1;
   };
 
   // What the service uses; every pointer is borrowed and required.

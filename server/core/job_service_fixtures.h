@@ -62,7 +62,8 @@ class JobServiceFixture : public ::testing::Test {
   void SetUp() override { Build(); }
 
   // Builds the core (as server/kbd.cc does) on the store in dir_.
-  void Build(absl::Duration worker_grace = absl::ZeroDuration()) {
+  void Build(absl::Duration worker_grace = absl::ZeroDuration(),
+             int budget_scale = 1) {
     auto store = Store::Open({dir_.path() + "/kbench.db"});
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
@@ -75,6 +76,7 @@ class JobServiceFixture : public ::testing::Test {
     compile_ = std::make_unique<CompileService>(co, &compiler_, store_.get());
     Core::Options o;
     o.job_service.worker_grace = worker_grace;
+    o.job_service.budget_scale = budget_scale;
     // kbd's secret file in the same directory: a restart keeps it.
     auto keys = HoldoutKeys::Load({"", dir_.path()});
     ASSERT_TRUE(keys.ok()) << keys.status();

@@ -208,8 +208,9 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
       timing != nullptr && timing->time_budget_ms() > 0) {
     budget = std::max(budget, timing->time_budget_ms());
   }
-  p.budget_ms =
-      request.budget_ms() > 0 ? std::min(request.budget_ms(), budget) : budget;
+  p.budget_ms = (request.budget_ms() > 0 ? std::min(request.budget_ms(), budget)
+                                         : budget) *
+                std::max(1, options_.budget_scale);
   p.digest = Sha256Hex(source);
   return p;
 }

@@ -154,6 +154,20 @@ TEST_F(JobServiceTest, AGpuJobIsLeasedCompletedAndFinishedOnce) {
   EXPECT_EQ(s->last_tool(), "run_correctness");
 }
 
+// A kbd whose runners run under a profiler multiplies every budget, so
+// that a job slowed down by kernel replay is not killed at its budget.
+TEST_F(JobServiceTest, TheBudgetScaleMultipliesEveryJobsBudget) {
+  for (const int scale : {1, 20}) {
+    Destroy();
+    Build(absl::ZeroDuration(), scale);
+    std::optional<Scheduler::Lease> lease =
+        SubmitAndLease(v1::JOB_KIND_CORRECTNESS, Request());
+    ASSERT_TRUE(lease.has_value());
+    // gather_linear_fp32's budget is 10 s.
+    EXPECT_EQ(lease->job.budget_ms(), 10000 * scale);
+  }
+}
+
 TEST_F(JobServiceTest, CancelEndsAQueuedJob) {
   workers_->Touch(Worker(), absl::Now());
   absl::StatusOr<v1::Job> job =

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <set>
 #include <string>
@@ -71,41 +72,9 @@ TEST_F(MeasureTest, EventTimerMeasuresGpuTime) {
   EXPECT_GT(copy, 10 * empty);
 }
 
-TEST_F(MeasureTest, L2FlushMakesTheNextReadCold) {
-  auto flusher = L2Flusher::Create(ctx_->spec().l2_bytes());
-  ASSERT_TRUE(flusher.ok());
-  EXPECT_GE((*flusher)->bytes(),
-            2 * static_cast<size_t>(ctx_->spec().l2_bytes()));
-  auto timer = EventTimer::Create(2);
-  // A working set well inside L2: hot reads hit, cold reads go to DRAM.
-  const size_t bytes = ctx_->spec().l2_bytes() / 4;
-  auto a = DeviceBuffer::Allocate(bytes);
-  auto b = DeviceBuffer::Allocate(bytes);
-  cudaStream_t s = ctx_->stream();
-  // An idle H200 sits at ~345 MHz; while the SM clock ramps, L2 reads are
-  // slowed as much as DRAM reads and a hot read can look cold. About 50 ms
-  // of copies first, then the medians of 21 interleaved pairs.
-  for (int i = 0; i < 5000; ++i) ASSERT_TRUE(ReadBuffer(*a, *b, s).ok());
-  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-  std::vector<double> hot, cold;
-  for (int i = 0; i < 21; ++i) {
-    ASSERT_TRUE(ReadBuffer(*a, *b, s).ok());  // Warm.
-    ASSERT_TRUE((*timer)->Start(0, s).ok());
-    ASSERT_TRUE(ReadBuffer(*a, *b, s).ok());
-    ASSERT_TRUE((*timer)->Stop(0, s).ok());
-    ASSERT_TRUE((*flusher)->Flush(s).ok());
-    ASSERT_TRUE((*timer)->Start(1, s).ok());
-    ASSERT_TRUE(ReadBuffer(*a, *b, s).ok());
-    ASSERT_TRUE((*timer)->Stop(1, s).ok());
-    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-    hot.push_back((*timer)->ElapsedUs(0).value());
-    cold.push_back((*timer)->ElapsedUs(1).value());
-  }
-  std::sort(hot.begin(), hot.end());
-  std::sort(cold.begin(), cold.end());
-  EXPECT_GT(cold[10], 1.1 * hot[10])
-      << "median hot " << hot[10] << " us, cold " << cold[10] << " us";
-}
+// That the L2 flush leaves the next read cold is checked on DRAM bytes, by
+// CounterProfilerTest.FlushBetweenTwoReadsMakesTheSecondCold: a timing
+// comparison of a hot and a cold read failed about one fresh run in six.
 
 TEST_F(MeasureTest, StreamBlockerHoldsTheStreamUntilReleased) {
   auto blocker = StreamBlocker::Create(5000);
@@ -175,6 +144,21 @@ TEST_F(MeasureTest, KernelActivityTimesTheKernelItself) {
   EXPECT_GE(runs[0], 199.0);
 }
 
+// Under Nsight Compute CUPTI is the tool's: kernel activity stands aside
+// (ncu stopped the runner at the first timed launch while both held it).
+// Needs no GPU: the check comes before any CUPTI call.
+TEST(KernelActivityTest, StandsAsideForAnInjectedTool) {
+  ASSERT_EQ(std::getenv("CUDA_INJECTION64_PATH"), nullptr);
+  setenv("CUDA_INJECTION64_PATH", "/nonexistent/libtool.so", 1);
+  KernelActivity activity;
+  const absl::Status started = activity.Start();
+  unsetenv("CUDA_INJECTION64_PATH");
+  EXPECT_EQ(started.code(), absl::StatusCode::kUnavailable) << started;
+  EXPECT_THAT(std::string(started.message()),
+              ::testing::HasSubstr("CUDA_INJECTION64_PATH"));
+  EXPECT_FALSE(activity.Stop().ok());
+}
+
 TEST(KernelActivityRunsTest, GroupsEachWorkloadsKernelsIntoRuns) {
   // Two runs of a two-launch plan, with harness and reference kernels
   // between them, plus a warm-up run first.
@@ -231,11 +215,16 @@ TEST(KernelActivityRunsTest, ARunStartsWhenTheGpuTookItsFirstLaunch) {
   KernelActivity::Record e{"k", 51000, 54000, 50600};
   EXPECT_THAT(RunSpansUs({a, e}, all, 2, 0),
               ::testing::ElementsAre(::testing::DoubleEq(44.5)));
+  // Replayed from a graph: from the first kernel's start, stamps unread.
+  EXPECT_THAT(RunSpansUs({a, e}, all, 2, 0, /*from_submitted=*/false),
+              ::testing::ElementsAre(::testing::DoubleEq(44.0)));
+  EXPECT_THAT(RunSpansUs({a}, all, 1, 0, /*from_submitted=*/false),
+              ::testing::ElementsAre(::testing::DoubleEq(3.0)));
 }
 
-// A graph of N runs of a kernel of known duration replays at that duration
-// per run (hot: back to back), and with flushes the flushes' own time is
-// taken out again.
+// A graph of N runs of a kernel of known duration gives N samples per
+// replay, each that duration: hot (back to back) and cold (each run after a
+// flush, which lies outside the run's event pair).
 TEST_F(MeasureTest, GraphReplayGivesTheTimePerRun) {
   cudaStream_t s = ctx_->stream();
   ASSERT_TRUE(Spin(1000, s).ok());
@@ -246,16 +235,22 @@ TEST_F(MeasureTest, GraphReplayGivesTheTimePerRun) {
     auto graph = GraphReplay::Capture(
         ctx_.get(), [&] { return Spin(50000, s); }, f, {/*runs=*/20});
     ASSERT_TRUE(graph.ok()) << graph.status();
+    EXPECT_EQ((*graph)->runs(), 20);
     std::vector<double> us;
-    for (int i = 0; i < 7; ++i) {
-      absl::StatusOr<double> t = (*graph)->ReplayUs();
+    for (int i = 0; i < 4; ++i) {
+      absl::StatusOr<std::vector<double>> t = (*graph)->Replay();
       ASSERT_TRUE(t.ok()) << t.status();
-      if (i >= 2) us.push_back(*t);
+      ASSERT_EQ(t->size(), 20u);
+      if (i >= 1) us.insert(us.end(), t->begin(), t->end());
     }
     std::sort(us.begin(), us.end());
-    // 50 us of spinning per run, plus a little launch gap inside the graph.
-    EXPECT_GE(us[2], 49.0) << (f ? "cold" : "hot");
-    EXPECT_LT(us[2], 54.0) << (f ? "cold" : "hot");
+    std::cout << (f ? "cold" : "hot") << ": 50 us spin, per run in a graph: "
+              << "min " << us.front() << " us, median " << us[us.size() / 2]
+              << " us, max " << us.back() << " us\n";
+    // 50 us of spinning per run, plus a little launch gap inside the graph;
+    // a flush (~60 us on the H200) counted in would show at once.
+    EXPECT_GE(us.front(), 49.0) << (f ? "cold" : "hot");
+    EXPECT_LT(us[us.size() / 2], 54.0) << (f ? "cold" : "hot");
   }
   // A workload that synchronizes cannot be captured, and says so.
   auto sync = GraphReplay::Capture(

@@ -120,7 +120,9 @@ TEST_F(ProblemLibraryTest, TheNewProblemIsServedAndTheBrokenOnesAreRefused) {
   // The golden's source stays in kbd; its file name is shown.
   for (const v1::Problem& p : all->problems()) {
     EXPECT_TRUE(p.golden().source().empty()) << p.name();
-    if (p.name() == "row_sum_fp32") EXPECT_EQ(p.golden().file(), "golden.cu");
+    if (p.name() == "row_sum_fp32") {
+      EXPECT_EQ(p.golden().file(), "golden.cu");
+    }
   }
   ASSERT_EQ(all->refused_size(), 2);
   EXPECT_EQ(all->refused(0).file(), "bad_golden/problem.textproto");
