@@ -87,6 +87,7 @@ if command -v ncu > /dev/null; then
   done
   pkill -TERM -f 'kbd --listen 127.0.0.1:50061'
   wait "$ncu_pid"
+  sleep 1  # ncu writes its log as it exits.
   echo "ncu rows: $(grep -c gpu__time_duration "$out/ncu.csv")," \
     "gather_linear: $(grep gpu__time_duration "$out/ncu.csv" | grep -c '"gather_linear')"
   grep -E "Failed|ERROR" "$out/ncu.csv" "$work/ncu-kbd.log" | head -5
@@ -97,14 +98,14 @@ KBENCH_DEMO_DIR=$work/demo KBENCH_DEMO_ADDR=127.0.0.1:50051 \
   timeout 60 "$bundle/bin/kbench-demo" "$bundle/bin" 2>&1
 
 if [ "$what" != truth ]; then
-echo "== bench/tool_latency"
-timeout 180 "$bundle/bin/tool_latency" --server 127.0.0.1:50051 \
-  --kernel "$naive" --iterations 30 --json "$out/latency.json"
-echo "== bench/agent_session (a scripted agent over MCP: 14 tool calls)"
-if [ -x "$bundle/bin/agent_session" ]; then
-  timeout 120 "$bundle/bin/agent_session" --server 127.0.0.1:50051 \
-    --kbctl "$bundle/bin/kbctl" --source-dir "$PWD" | tee "$out/agent_session.md"
-fi
+  echo "== bench/tool_latency"
+  timeout 180 "$bundle/bin/tool_latency" --server 127.0.0.1:50051 \
+    --kernel "$naive" --iterations 30 --json "$out/latency.json"
+  echo "== bench/agent_session (a scripted agent over MCP: 14 tool calls)"
+  if [ -x "$bundle/bin/agent_session" ]; then
+    timeout 120 "$bundle/bin/agent_session" --server 127.0.0.1:50051 \
+      --kbctl "$bundle/bin/kbctl" --source-dir "$PWD" | tee "$out/agent_session.md"
+  fi
 fi
 
 echo "== bench/timing_truth (10 submits at the default and medium shapes, against ncu)"
@@ -119,16 +120,16 @@ echo "== bench/timing_truth (10 submits at the default and medium shapes, agains
     --ncu-reference-grid "(1024, 1, 1)" --json "$out/truth-medium.json"
 } | tee "$out/truth.md"
 
-[ "$what" = truth ] || {
-echo "== more submits: bf16, and the two-stage plan on the large shape"
-for args in "kernels/examples/gather_linear_naive_bf16.cu" \
-            "kernels/examples/gather_linear_two_stage.cu --shapes large --trials 1"; do
-  echo "-- kbctl submit $args"
-  # shellcheck disable=SC2086
-  timeout 120 "$bundle/bin/kbctl" --server 127.0.0.1:50051 submit $args |
-    grep -vE "^  (odd|default|large|\(hidden)"
-done 2>&1
-}
+if [ "$what" != truth ]; then
+  echo "== more submits: bf16, and the two-stage plan on the large shape"
+  for args in "kernels/examples/gather_linear_naive_bf16.cu" \
+              "kernels/examples/gather_linear_two_stage.cu --shapes large --trials 1"; do
+    echo "-- kbctl submit $args"
+    # shellcheck disable=SC2086
+    timeout 120 "$bundle/bin/kbctl" --server 127.0.0.1:50051 submit $args |
+      grep -vE "^  (odd|default|large|\(hidden)"
+  done 2>&1
+fi
 kill "$(cat "$work/demo/kbd.pid")" 2>/dev/null
 sleep 1
 cp "$work/demo/kbd.log" "$out/kbd.log" 2>/dev/null
