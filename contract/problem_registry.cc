@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <system_error>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "base/paths.h"
 #include "base/status_macros.h"
 #include "contract/launch_plan.h"
+#include "contract/problem_data.h"
 #include "contract/problem_util.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
@@ -136,7 +138,10 @@ absl::Status ValidateWithKernels(const v1::Problem& problem) {
   };
   const Kernel kernels[] = {
       {"example kernel", problem.example_kernel(), problem.example_source()},
-      {"golden kernel", problem.golden().file(), problem.golden().source()}};
+      {"golden kernel", problem.golden().file(), problem.golden().source()},
+      {"baseline kernel", problem.baseline().file(),
+       problem.baseline().source()}};
+  std::optional<v1::LaunchPlan> baseline_plan;
   for (const Kernel& k : kernels) {
     if (k.source.empty()) continue;
     absl::StatusOr<v1::LaunchPlan> plan = ParseLaunchPlan(k.source);
@@ -147,6 +152,11 @@ absl::Status ValidateWithKernels(const v1::Problem& problem) {
           absl::StrCat("problem '", problem.name(), "': ", k.what, " '", k.file,
                        "': ", status.message()));
     }
+    if (&k.source == &problem.baseline().source()) baseline_plan = *plan;
+  }
+  if (problem.reference() == v1::REFERENCE_OP_GOLDEN_KERNEL) {
+    return ValidateBaselineSteps(problem,
+                                 baseline_plan ? &*baseline_plan : nullptr);
   }
   return absl::OkStatus();
 }
@@ -208,11 +218,13 @@ absl::StatusOr<v1::Problem> ProblemRegistry::ParseProblem(
   if (!parser.ParseFromString(text, &problem)) {
     return absl::InvalidArgumentError(errors.Joined());
   }
-  if (!problem.example_source().empty() || !problem.golden().source().empty()) {
+  if (!problem.example_source().empty() || !problem.golden().source().empty() ||
+      !problem.baseline().source().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         shown,
-        ": example_source and golden.source are filled in by the "
-        "registry; name the files in example_kernel and golden.file"));
+        ": example_source, golden.source and baseline.source are filled in "
+        "by the registry; name the files in example_kernel, golden.file "
+        "and baseline.file"));
   }
   if (!problem.example_kernel().empty()) {
     ASSIGN_OR_RETURN(*problem.mutable_example_source(),
@@ -221,6 +233,10 @@ absl::StatusOr<v1::Problem> ProblemRegistry::ParseProblem(
   if (!problem.golden().file().empty()) {
     ASSIGN_OR_RETURN(*problem.mutable_golden()->mutable_source(),
                      read_kernel("golden.file", problem.golden().file()));
+  }
+  if (!problem.baseline().file().empty()) {
+    ASSIGN_OR_RETURN(*problem.mutable_baseline()->mutable_source(),
+                     read_kernel("baseline.file", problem.baseline().file()));
   }
   const absl::Status status = ValidateWithKernels(problem);
   if (!status.ok()) {
@@ -250,6 +266,10 @@ absl::StatusOr<std::unique_ptr<ProblemRegistry>> ProblemRegistry::LoadDir(
   std::map<std::string, std::string> origin;
   for (const auto& [shown, path] : files) {
     absl::StatusOr<v1::Problem> problem = LoadFile(path, shown);
+    if (problem.ok() && !options.only.empty() &&
+        options.only.count(problem->name()) == 0) {
+      continue;
+    }
     absl::Status status = problem.status();
     // A name taken by an earlier file is refused before its kernels are
     // compiled.
@@ -275,6 +295,16 @@ absl::StatusOr<std::unique_ptr<ProblemRegistry>> ProblemRegistry::LoadDir(
     }
     const std::string name = problem->name();
     registry->problems_.emplace(name, *std::move(problem));
+  }
+  for (const std::string& name : options.only) {
+    if (registry->problems_.count(name) > 0) continue;
+    std::vector<std::string> why;
+    for (const Refused& r : registry->refused_) why.push_back(r.error);
+    return absl::NotFoundError(absl::StrCat(
+        "problem '", name, "' (asked for by name) did not load from '", dir,
+        "'",
+        why.empty() ? std::string(": no file holds it")
+                    : absl::StrCat("; refused: ", absl::StrJoin(why, "; "))));
   }
   if (registry->problems_.empty()) {
     std::vector<std::string> why;

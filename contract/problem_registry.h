@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ class ProblemRegistry {
     // kept (kbd: compiles its golden and example kernels); an error
     // refuses the problem with that message. May be empty.
     std::function<absl::Status(const v1::Problem&)> check;
+    // When not empty, only the problems of these names are loaded (the
+    // others are skipped, not refused, and not checked); a name that does
+    // not load makes LoadDir fail with NotFound.
+    std::set<std::string> only;
   };
 
   // A problem file that was not loaded.

@@ -62,9 +62,7 @@ class TempTree {
 
   // Copies the shipped problems and examples.
   void CopyShipped() {
-    for (const auto& entry : fs::directory_iterator(kProblemsDir)) {
-      fs::copy_file(entry.path(), problems() / entry.path().filename());
-    }
+    fs::copy(kProblemsDir, problems(), fs::copy_options::recursive);
     for (const auto& entry : fs::directory_iterator(
              std::string(KBENCH_SOURCE_DIR) + "/kernels/examples")) {
       fs::copy_file(entry.path(), examples() / entry.path().filename());
@@ -92,20 +90,41 @@ std::string RefusedError(const fs::path& dir, const std::string& file,
 }
 
 // The folder of the problem added as data in the integration tests.
-const fs::path kRowSum =
-    fs::path(KBENCH_SOURCE_DIR) / "tests/integration/problems/row_sum_fp32";
+const fs::path kRowMean =
+    fs::path(KBENCH_SOURCE_DIR) / "tests/integration/problems/row_mean_fp32";
 
 TEST(ProblemRegistryTest, LoadsShippedProblems) {
   absl::StatusOr<std::unique_ptr<ProblemRegistry>> registry =
       ProblemRegistry::LoadDir(kProblemsDir);
   ASSERT_TRUE(registry.ok()) << registry.status();
+  // Every shipped problem validates, its kernels' plans with it: none is
+  // refused.
+  for (const ProblemRegistry::Refused& r : (*registry)->refused()) {
+    ADD_FAILURE() << r.error;
+  }
   std::vector<const v1::Problem*> problems = (*registry)->List();
-  ASSERT_EQ(problems.size(), 2u);
-  EXPECT_EQ(problems[0]->name(), "gather_linear_bf16");
-  EXPECT_EQ(problems[1]->name(), "gather_linear_fp32");
+  std::vector<std::string> names;
+  names.reserve(problems.size());
+  for (const v1::Problem* p : problems) names.push_back(p->name());
+  EXPECT_THAT(names,
+              ::testing::ElementsAre(
+                  "allreduce_residual_rmsnorm_fp32", "attention_fp32",
+                  "gather_linear_bf16", "gather_linear_fp32", "gelu_tanh_fp32",
+                  "layernorm_fp32", "linear_reduce_scatter_fp32", "matmul_bf16",
+                  "matmul_fp32", "moe_dispatch_grouped_linear_fp32",
+                  "rmsnorm_fp32", "row_sum_fp32", "softmax_fp32"));
   for (const v1::Problem* p : problems) {
     EXPECT_FALSE(p->example_source().empty()) << p->name();
+    if (p->reference() != v1::REFERENCE_OP_GOLDEN_KERNEL) continue;
+    EXPECT_FALSE(p->golden().source().empty()) << p->name();
+    EXPECT_GE(p->baseline().steps_size(), 1) << p->name();
+    EXPECT_GE(p->check_cases_size(), 1) << p->name();
+    EXPECT_FALSE(p->suites().empty()) << p->name();
   }
+  EXPECT_EQ((*registry)->ListSuite("core")->size(), 8u);
+  EXPECT_EQ((*registry)->ListSuite("collectives")->size(), 5u);
+  problems = {*(*registry)->Find("gather_linear_bf16"),
+              *(*registry)->Find("gather_linear_fp32")};
   EXPECT_EQ(problems[1]->example_source(),
             ReadText(std::string(KBENCH_SOURCE_DIR) +
                      "/kernels/examples/gather_linear_naive.cu"));
@@ -117,15 +136,49 @@ TEST(ProblemRegistryTest, LoadsShippedProblems) {
   EXPECT_EQ((*fp32)->entry_point(), "gather_linear");
 }
 
+// Options::only serves part of the directory (kbd --problems), and Find
+// names what is served.
 TEST(ProblemRegistryTest, FindUnknownListsNames) {
+  ProblemRegistry::Options options;
+  options.only = {"gather_linear_bf16", "gather_linear_fp32"};
+  int checked = 0;
+  options.check = [&](const v1::Problem&) {
+    ++checked;
+    return absl::OkStatus();
+  };
   absl::StatusOr<std::unique_ptr<ProblemRegistry>> registry =
-      ProblemRegistry::LoadDir(kProblemsDir);
+      ProblemRegistry::LoadDir(kProblemsDir, options);
   ASSERT_TRUE(registry.ok()) << registry.status();
+  EXPECT_EQ(checked, 2);  // The others are neither checked nor refused.
+  EXPECT_TRUE((*registry)->refused().empty());
   absl::StatusOr<const v1::Problem*> missing = (*registry)->Find("foo");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(missing.status().message(),
             "unknown problem 'foo'; known problems: gather_linear_bf16, "
             "gather_linear_fp32");
+  // A name the directory does not serve stops the load.
+  options.only = {"gather_linear_fp32", "no_such_problem"};
+  registry = ProblemRegistry::LoadDir(kProblemsDir, options);
+  EXPECT_EQ(registry.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(registry.status().message()),
+              HasSubstr("problem 'no_such_problem' (asked for by name) did "
+                        "not load"));
+}
+
+// The GPU tests' problem fixtures validate here, without a GPU.
+TEST(ProblemRegistryTest, GpuTestFixturesLoad) {
+  absl::StatusOr<std::unique_ptr<ProblemRegistry>> registry =
+      ProblemRegistry::LoadDir(std::string(KBENCH_SOURCE_DIR) +
+                               "/tests/gpu/problems");
+  ASSERT_TRUE(registry.ok()) << registry.status();
+  for (const ProblemRegistry::Refused& r : (*registry)->refused()) {
+    ADD_FAILURE() << r.error;
+  }
+  absl::StatusOr<const v1::Problem*> p =
+      (*registry)->Find("gather_linear_fp32_golden");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ((*p)->baseline().steps_size(), 2);
+  EXPECT_FALSE((*p)->baseline().source().empty());
 }
 
 TEST(ProblemRegistryTest, ParseErrorNamesTheFile) {
@@ -204,25 +257,27 @@ TEST(ProblemRegistryTest, DuplicateNameNamesBothFiles) {
 TEST(ProblemRegistryTest, AFolderIsAProblemWithItsGoldenAndSuites) {
   TempTree tree;
   tree.CopyShipped();
-  fs::copy(kRowSum, tree.problems() / "row_sum_fp32");
+  fs::copy(kRowMean, tree.problems() / "row_mean_fp32");
   absl::StatusOr<std::unique_ptr<ProblemRegistry>> registry =
       ProblemRegistry::LoadDir(tree.problems().string());
   ASSERT_TRUE(registry.ok()) << registry.status();
   EXPECT_TRUE((*registry)->refused().empty());
-  absl::StatusOr<const v1::Problem*> row_sum =
-      (*registry)->Find("row_sum_fp32");
-  ASSERT_TRUE(row_sum.ok()) << row_sum.status();
-  EXPECT_EQ((*row_sum)->reference(), v1::REFERENCE_OP_GOLDEN_KERNEL);
-  EXPECT_EQ((*row_sum)->golden().source(), ReadText(kRowSum / "golden.cu"));
-  EXPECT_EQ((*row_sum)->example_source(), ReadText(kRowSum / "example.cu"));
+  absl::StatusOr<const v1::Problem*> row_mean =
+      (*registry)->Find("row_mean_fp32");
+  ASSERT_TRUE(row_mean.ok()) << row_mean.status();
+  EXPECT_EQ((*row_mean)->reference(), v1::REFERENCE_OP_GOLDEN_KERNEL);
+  EXPECT_EQ((*row_mean)->golden().source(), ReadText(kRowMean / "golden.cu"));
+  EXPECT_EQ((*row_mean)->example_source(), ReadText(kRowMean / "example.cu"));
   EXPECT_THAT((*registry)->Suites(),
               ::testing::ElementsAre("collectives", "core"));
   absl::StatusOr<std::vector<const v1::Problem*>> core =
       (*registry)->ListSuite("core");
   ASSERT_TRUE(core.ok());
-  ASSERT_EQ(core->size(), 1u);
-  EXPECT_EQ((*core)[0]->name(), "row_sum_fp32");
-  EXPECT_EQ((*registry)->ListSuite("collectives")->size(), 2u);
+  EXPECT_EQ(core->size(), 9u);  // The 8 shipped core problems, and this.
+  bool listed = false;
+  for (const v1::Problem* p : *core) listed |= p->name() == "row_mean_fp32";
+  EXPECT_TRUE(listed);
+  EXPECT_EQ((*registry)->ListSuite("collectives")->size(), 5u);
   absl::StatusOr<std::vector<const v1::Problem*>> none =
       (*registry)->ListSuite("nope");
   EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
@@ -233,24 +288,24 @@ TEST(ProblemRegistryTest, AFolderIsAProblemWithItsGoldenAndSuites) {
 TEST(ProblemRegistryTest, ABrokenFolderIsRefusedAndTheOthersLoad) {
   TempTree tree;
   tree.CopyShipped();
-  const fs::path row_sum = tree.problems() / "row_sum_fp32";
-  fs::copy(kRowSum, row_sum);
+  const fs::path row_mean = tree.problems() / "row_mean_fp32";
+  fs::copy(kRowMean, row_mean);
   // A golden whose plan passes an argument the problem does not have.
-  WriteText(row_sum / "golden.cu",
+  WriteText(row_mean / "golden.cu",
             "// @kb launch golden grid(R) block(1) args(x, out, N)\n"
             "extern \"C\" __global__ void golden() {}\n");
-  EXPECT_THAT(RefusedError(tree.problems(), "row_sum_fp32/problem.textproto"),
+  EXPECT_THAT(RefusedError(tree.problems(), "row_mean_fp32/problem.textproto"),
               // The line of the golden field, then the plan's own line.
-              AllOf(HasSubstr("row_sum_fp32/problem.textproto:16: problem "
-                              "'row_sum_fp32': golden kernel 'golden.cu': "
+              AllOf(HasSubstr("row_mean_fp32/problem.textproto:17: problem "
+                              "'row_mean_fp32': golden kernel 'golden.cu': "
                               "line 1:"),
                     HasSubstr("'N'")));
   // No golden file at all.
-  fs::remove(row_sum / "golden.cu");
-  EXPECT_THAT(RefusedError(tree.problems(), "row_sum_fp32/problem.textproto"),
+  fs::remove(row_mean / "golden.cu");
+  EXPECT_THAT(RefusedError(tree.problems(), "row_mean_fp32/problem.textproto"),
               HasSubstr("golden.file 'golden.cu': not found"));
   // A folder without a problem file.
-  fs::remove_all(row_sum);
+  fs::remove_all(row_mean);
   fs::create_directories(tree.problems() / "empty");
   EXPECT_THAT(RefusedError(tree.problems(), "empty/problem.textproto"),
               HasSubstr("cannot read"));
@@ -259,41 +314,41 @@ TEST(ProblemRegistryTest, ABrokenFolderIsRefusedAndTheOthersLoad) {
 TEST(ProblemRegistryTest, TheGoldenMatchesTheReferenceKind) {
   TempTree tree;
   tree.CopyShipped();
-  const fs::path file = tree.problems() / "row_sum_fp32" / "problem.textproto";
-  fs::copy(kRowSum, file.parent_path());
+  const fs::path file = tree.problems() / "row_mean_fp32" / "problem.textproto";
+  fs::copy(kRowMean, file.parent_path());
   std::string text = ReadText(file);
   const std::string golden = "golden { file: \"golden.cu\" }";
   ASSERT_NE(text.find(golden), std::string::npos);
   WriteText(file,
             std::string(text).replace(text.find(golden), golden.size(), ""));
-  EXPECT_THAT(RefusedError(tree.problems(), "row_sum_fp32/problem.textproto"),
+  EXPECT_THAT(RefusedError(tree.problems(), "row_mean_fp32/problem.textproto"),
               HasSubstr("REFERENCE_OP_GOLDEN_KERNEL needs golden"));
   // Sources are the registry's to fill in.
   WriteText(file, std::string(text).replace(
                       text.find(golden), golden.size(),
                       "golden { file: \"golden.cu\" source: \"x\" }"));
-  EXPECT_THAT(RefusedError(tree.problems(), "row_sum_fp32/problem.textproto"),
+  EXPECT_THAT(RefusedError(tree.problems(), "row_mean_fp32/problem.textproto"),
               HasSubstr("filled in by the registry"));
   // Suites are identifiers.
   WriteText(file, text + "\nsuites: [\"a b\"]\n");
   const int last_line =
       static_cast<int>(std::count(text.begin(), text.end(), '\n') + 2);
   EXPECT_THAT(
-      RefusedError(tree.problems(), "row_sum_fp32/problem.textproto"),
-      HasSubstr(absl::StrCat("row_sum_fp32/problem.textproto:", last_line,
-                             ": problem 'row_sum_fp32': suites[1]: "
+      RefusedError(tree.problems(), "row_mean_fp32/problem.textproto"),
+      HasSubstr(absl::StrCat("row_mean_fp32/problem.textproto:", last_line,
+                             ": problem 'row_mean_fp32': suites[1]: "
                              "'a b' is not an identifier")));
 }
 
 TEST(ProblemRegistryTest, OversizedFilesAreRefused) {
   TempTree tree;
   tree.CopyShipped();
-  const fs::path row_sum = tree.problems() / "row_sum_fp32";
-  fs::copy(kRowSum, row_sum);
-  WriteText(row_sum / "golden.cu",
-            ReadText(kRowSum / "golden.cu") +
+  const fs::path row_mean = tree.problems() / "row_mean_fp32";
+  fs::copy(kRowMean, row_mean);
+  WriteText(row_mean / "golden.cu",
+            ReadText(kRowMean / "golden.cu") +
                 std::string(ProblemRegistry::kMaxKernelFileBytes, '/'));
-  EXPECT_THAT(RefusedError(tree.problems(), "row_sum_fp32/problem.textproto"),
+  EXPECT_THAT(RefusedError(tree.problems(), "row_mean_fp32/problem.textproto"),
               HasSubstr("is larger than 262144 bytes"));
 }
 

@@ -36,6 +36,8 @@ int DTypeSize(v1::DType dtype) {
       return 2;
     case v1::DTYPE_FP64:
       return 8;
+    case v1::DTYPE_INT32:
+      return 4;
     default:
       return 0;
   }
@@ -51,6 +53,8 @@ std::string DTypeCName(v1::DType dtype) {
       return "__half";
     case v1::DTYPE_FP64:
       return "double";
+    case v1::DTYPE_INT32:
+      return "int";
     default:
       return "void";
   }
@@ -66,6 +70,8 @@ std::string DTypeShortName(v1::DType dtype) {
       return "fp16";
     case v1::DTYPE_FP64:
       return "fp64";
+    case v1::DTYPE_INT32:
+      return "int32";
     default:
       return "unspecified";
   }
@@ -169,6 +175,10 @@ absl::StatusOr<double> ProblemFlops(const v1::Problem& problem,
 
 absl::StatusOr<double> ProblemMinBytes(const v1::Problem& problem,
                                        const DimValues& dims) {
+  if (!problem.min_bytes().empty()) {
+    ASSIGN_OR_RETURN(int64_t bytes, EvalExpr(problem.min_bytes(), dims));
+    return static_cast<double>(bytes);
+  }
   double bytes = 0;
   for (const v1::TensorSpec& tensor : problem.tensors()) {
     ASSIGN_OR_RETURN(int64_t elements, TensorElements(tensor, dims));
@@ -225,8 +235,11 @@ v1::Problem PublicView(const v1::Problem& problem) {
     if (hidden.count(name) == 0) view.add_check_shape_sets(name);
   }
   // The golden's file name says it has one; its source is the runner's.
+  // So is the baseline's (its steps and name say what it runs).
   view.mutable_golden()->clear_source();
   if (view.golden().file().empty()) view.clear_golden();
+  view.mutable_baseline()->clear_source();
+  if (!problem.has_baseline()) view.clear_baseline();
   return view;
 }
 

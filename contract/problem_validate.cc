@@ -16,6 +16,7 @@
 #include "base/status_macros.h"
 #include "contract/expr.h"
 #include "contract/holdout.h"
+#include "contract/problem_data.h"
 #include "contract/problem_util.h"
 #include "contract/problem_util_internal.h"
 
@@ -122,8 +123,8 @@ absl::Status CheckTensors(const v1::Problem& problem, const Checker& check) {
     has_output |= tensor.role() == v1::TENSOR_ROLE_OUTPUT;
     if (DTypeSize(tensor.dtype()) == 0) {
       return check.Error(field,
-                         "dtype must be DTYPE_FP32, DTYPE_BF16, DTYPE_FP16 "
-                         "or DTYPE_FP64");
+                         "dtype must be DTYPE_FP32, DTYPE_BF16, DTYPE_FP16, "
+                         "DTYPE_FP64 or DTYPE_INT32");
     }
     if (tensor.shape().empty()) {
       return check.Error(field, "shape needs at least one extent");
@@ -397,6 +398,7 @@ absl::Status ValidateProblem(const v1::Problem& problem) {
   if (problem.reference() == v1::REFERENCE_OP_GATHER_LINEAR) {
     RETURN_IF_ERROR(CheckGatherLinear(problem, check));
   }
+  RETURN_IF_ERROR(ValidateProblemData(problem));
   return ValidateHoldoutClasses(problem);
 }
 

@@ -23,4 +23,21 @@ absl::StatusOr<ParsedPlan> JobPlan(const v1::RunnerJob& job) {
   return ParsedPlan::Create(job.plan(), job.problem());
 }
 
+absl::StatusOr<ParsedPlan> ProblemKernelPlan(const v1::LaunchPlan& plan,
+                                             const v1::Problem& problem,
+                                             absl::string_view what) {
+  if (plan.launches().empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "problem '", problem.name(), "': the job carries no launch plan for ",
+        what, "; kbd sends it with every job of a golden-kernel problem"));
+  }
+  const size_t bytes = plan.ByteSizeLong();
+  if (bytes > kMaxPlanBytes) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("problem '", problem.name(), "': the plan of ", what,
+                     " is ", bytes, " bytes; at most ", kMaxPlanBytes));
+  }
+  return ParsedPlan::Create(plan, problem);
+}
+
 }  // namespace kbench

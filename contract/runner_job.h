@@ -32,6 +32,13 @@ inline constexpr size_t kMaxPlanBytes = 256 * 1024;
 // itself: `rejected`).
 absl::StatusOr<ParsedPlan> JobPlan(const v1::RunnerJob& job);
 
+// The plan of one of a problem's trusted kernels that a job carries (its
+// golden's or its baseline file's, `what` in messages), checked as
+// JobPlan checks the candidate's: present, bounded, valid for `problem`.
+absl::StatusOr<ParsedPlan> ProblemKernelPlan(const v1::LaunchPlan& plan,
+                                             const v1::Problem& problem,
+                                             absl::string_view what);
+
 }  // namespace kbench
 
 #endif  // KBENCH_CONTRACT_RUNNER_JOB_H_

@@ -11,6 +11,7 @@
 #include "contract/parsed_plan.h"
 #include "contract/problem_util.h"
 #include "contract/runner_job.h"
+#include "runner/check/problem_check.h"
 #include "runner/device/candidate_module.h"
 #include "runner/device/cuda_status.h"
 #include "runner/device/l2_flusher.h"
@@ -78,6 +79,7 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
       e->timer_, PlanTimer::Create(ctx, e->flusher_.get(), e->blocker_.get()));
   e->profiler_ =
       std::make_unique<PlanProfiler>(ctx, e->flusher_.get(), e->blocker_.get());
+  e->problem_check_ = std::make_unique<ProblemCheck>(ctx);
   return e;
 }
 
@@ -119,7 +121,11 @@ absl::Status Evaluator::RunChecked(const v1::RunnerJob& job,
   // shared memory, so the plans checked here hold for it too.
   ShapePlans plans(&parsed, ctx_->spec(), module->StaticSmem());
   ASSIGN_OR_RETURN(std::unique_ptr<ReferenceOp> reference,
-                   MakeReferenceOp(job.problem(), ctx_));
+                   MakeReferenceOp(job, ctx_));
+  if (job.problem().reference() == v1::REFERENCE_OP_GOLDEN_KERNEL) {
+    progress("checking the problem's golden kernel and baseline");
+    RETURN_IF_ERROR(problem_check_->Check(job, reference.get()));
+  }
 
   using Clock = std::chrono::steady_clock;
   auto ms_since = [](Clock::time_point t) {

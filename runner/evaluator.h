@@ -46,6 +46,7 @@ namespace kbench {
 
 class L2Flusher;
 class PlanProfiler;
+class ProblemCheck;
 class PlanTimer;
 class StreamBlocker;
 
@@ -81,6 +82,8 @@ class Evaluator {
   std::unique_ptr<StreamBlocker> blocker_;
   std::unique_ptr<PlanTimer> timer_;
   std::unique_ptr<PlanProfiler> profiler_;
+  // A golden-kernel problem's own checks, once per problem.
+  std::unique_ptr<ProblemCheck> problem_check_;
 };
 
 }  // namespace kbench

@@ -158,12 +158,14 @@ absl::Status Kbd::Start() {
   co.per_client_running = o.compile_per_client;
   p->compile_service = std::make_unique<CompileService>(
       co, &p->compiler, p->store.get(), p->sandbox.get());
-  // Problems load after the compiler starts: each one's golden and example
-  // kernels must compile, or the problem is refused (the others load).
+  // Problems load after the compiler starts: each one's golden, baseline
+  // and example kernels must compile, or the problem is refused (the others
+  // load).
   p->problems_dir =
       o.problems_dir.empty() ? ProblemRegistry::DefaultDir() : o.problems_dir;
   Core::Options core;
   ProblemRegistry::Options po;
+  po.only.insert(o.problems.begin(), o.problems.end());
   bool compiler_down = false;  // Read only during LoadDir, below.
   po.check = [compiles = p->compile_service.get(),
               &arch = core.job_service.default_arch,
@@ -202,6 +204,7 @@ absl::Status Kbd::Start() {
   core.job_service.timing_min_samples = o.timing_min_samples;
   core.job_service.timing_max_rel_stderr = o.timing_max_rel_stderr;
   core.job_service.budget_scale = o.budget_scale;
+  core.job_service.run_golden_problems = o.run_golden_problems;
   p->core = std::make_unique<Core>(
       core,
       Core::Deps{p->store.get(), p->problems.get(), p->compile_service.get(),

@@ -37,6 +37,8 @@ class Kbd {
     std::string data_dir;
     // Directory of problem files; "" = installed or source tree.
     std::string problems_dir;
+    // Serve only these problems of the directory (empty: all of them).
+    std::vector<std::string> problems;
     // Local workers: "off", "auto" (one per GPU) or a count.
     std::string local_worker = "off";
     // NVRTC threads (and kbcompile children); 0 = one per core.
@@ -77,6 +79,8 @@ class Kbd {
     double timing_max_rel_stderr = kDefaultMaxRelStderr;
     // Runner budgets are multiplied by this, for runners under a profiler.
     int budget_scale = 1;
+    // Run GPU jobs of golden-kernel problems (not yet verified on a GPU).
+    bool run_golden_problems = false;
     // Retention: age limit in days (0 = none) and size limit (0 = none).
     int retention_days = 30;
     int64_t store_max_bytes = int64_t{2} << 30;

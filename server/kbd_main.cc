@@ -60,6 +60,11 @@ int main(int argc, char** argv) {
   app.add_option(
       "--problems-dir", flags.problems_dir,
       "Directory of problem files (default: installed or source tree)");
+  app.add_option("--problems", flags.problems,
+                 "Serve only these problems of the directory, by name "
+                 "(comma-separated; default: all). kbd compiles each served "
+                 "problem's kernels when it starts")
+      ->delimiter(',');
   app.add_option("--local-worker", flags.local_worker,
                  "Start local workers: off, auto (one per GPU) or a count")
       ->capture_default_str();
@@ -158,6 +163,10 @@ int main(int argc, char** argv) {
                  "whose runners run under a profiler such as Nsight Compute")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
+  app.add_flag("--run-golden-problems", flags.run_golden_problems,
+               "Run GPU jobs of problems whose reference is a golden kernel "
+               "(kernels/problems/*/; their runner path has not yet been "
+               "verified on a GPU, so it is off by default)");
   CLI11_PARSE(app, argc, argv);
   kbench::InitLogging("kbd", flags.log_level);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

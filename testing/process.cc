@@ -161,6 +161,17 @@ absl::StatusOr<std::unique_ptr<KbdProcess>> KbdProcess::Start(
     argv.insert(argv.end(), {"--http-listen", "127.0.0.1:0"});
   }
   argv.insert(argv.end(), {"--http-port-file", http_port_file});
+  // kbd compiles every served problem's kernels at start (seconds for the
+  // whole library on two cores): tests serve the two gather_linear
+  // problems unless they name a problems directory or the problems.
+  bool own_problems = true;
+  for (const std::string& a : options.extra_args) {
+    if (absl::StartsWith(a, "--problems")) own_problems = false;
+  }
+  if (own_problems) {
+    argv.insert(argv.end(),
+                {"--problems", "gather_linear_fp32,gather_linear_bf16"});
+  }
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
   k->token_file_ = k->data_dir_ + "/worker.token";
   for (size_t i = 0; i < options.extra_args.size(); ++i) {

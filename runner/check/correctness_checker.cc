@@ -228,9 +228,22 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
         } else {
           seeds_.push_back(trial->seed());
         }
-        RETURN_IF_ERROR(tensors.FillInputs(trial->seed(), s));
+        // Inputs and the golden result are the problem's work: at a
+        // hidden case their errors (a drawn integer bound, a golden
+        // kernel's failure, which name the dims) are withheld.
+        auto problems = [&](const absl::Status& st, const char* what) {
+          if (st.ok() || !set.hidden()) return st;
+          return absl::Status(
+              st.code(), absl::StrCat(what, " failed on ", hidden_words,
+                                      " (details withheld: they would show "
+                                      "its size); the problem's files are at "
+                                      "fault, not the kernel"));
+        };
+        RETURN_IF_ERROR(problems(tensors.FillInputs(trial->seed(), s),
+                                 "drawing the inputs"));
         std::map<std::string, std::vector<double>> golden;
-        RETURN_IF_ERROR(reference_->Golden(tensors, &golden));
+        RETURN_IF_ERROR(problems(reference_->Golden(tensors, &golden),
+                                 "the problem's golden result"));
         if (t == 0) {
           // The problem's check must reject trivial outputs on this shape.
           for (const auto& [name, values] : golden) {

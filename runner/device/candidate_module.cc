@@ -50,6 +50,7 @@ absl::StatusOr<std::unique_ptr<CandidateModule>> CandidateModule::Load(
     }
     if (!sizes_ok) {
       std::vector<std::string> shown;
+      shown.reserve(args.size());
       for (const std::string& a : args) {
         shown.push_back(
             absl::StrCat(a, IsDim(problem, a) ? " (int)" : " (pointer)"));
@@ -121,7 +122,8 @@ std::map<std::string, int64_t> CandidateModule::StaticSmem() const {
 
 absl::StatusOr<std::unique_ptr<BoundPlan>> CandidateModule::Bind(
     const ConcretePlan& plan, const TensorSet& tensors,
-    const BoundPlan* workspaces_of) {
+    const BoundPlan* workspaces_of,
+    const std::map<std::string, CUdeviceptr>* tensor_overrides) {
   auto bound = std::make_unique<BoundPlan>();
   bound->module_ = this;
   bound->plan_ = plan;
@@ -175,6 +177,10 @@ absl::StatusOr<std::unique_ptr<BoundPlan>> CandidateModule::Bind(
       if (IsDim(problem_, arg)) {
         l.ints.push_back(static_cast<int>(tensors.dims().at(arg)));
         l.params.push_back(&l.ints.back());
+      } else if (tensor_overrides != nullptr &&
+                 tensor_overrides->count(arg) > 0) {
+        l.pointers.push_back(tensor_overrides->at(arg));
+        l.params.push_back(&l.pointers.back());
       } else if (const TensorSet::Tensor* t = tensors.Find(arg)) {
         l.pointers.push_back(reinterpret_cast<CUdeviceptr>(t->buffer.get()));
         l.params.push_back(&l.pointers.back());
@@ -190,6 +196,13 @@ absl::StatusOr<std::unique_ptr<BoundPlan>> CandidateModule::Bind(
     bound->launches_.push_back(std::move(l));
   }
   return bound;
+}
+
+CUdeviceptr BoundPlan::WorkspacePtr(const std::string& name) const {
+  for (size_t i = 0; i < plan_.workspaces.size(); ++i) {
+    if (plan_.workspaces[i].name == name) return workspace_ptrs_[i];
+  }
+  return 0;
 }
 
 int BoundPlan::launches() const {

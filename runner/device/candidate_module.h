@@ -63,10 +63,12 @@ class CandidateModule {
   // Binds a resolved plan to `tensors` (allocating its workspaces, or
   // using those of `workspaces_of`, a binding of the same plan that must
   // outlive the result) and raises the dynamic shared memory limit of
-  // entries that need > 48 KiB.
+  // entries that need > 48 KiB. `tensor_overrides` (optional) passes other
+  // buffers for some tensors by name: a baseline writes outputs of its own.
   absl::StatusOr<std::unique_ptr<BoundPlan>> Bind(
       const ConcretePlan& plan, const TensorSet& tensors,
-      const BoundPlan* workspaces_of = nullptr);
+      const BoundPlan* workspaces_of = nullptr,
+      const std::map<std::string, CUdeviceptr>* tensor_overrides = nullptr);
 
   DeviceContext* ctx() const { return ctx_; }
 
@@ -97,6 +99,8 @@ class BoundPlan {
 
   // Kernel launches plus workspace memsets per run.
   int launches() const;
+  // The device address of workspace `name`, or 0 when the plan has none.
+  CUdeviceptr WorkspacePtr(const std::string& name) const;
   // 1 + number of launches (see Enqueue).
   int segments() const { return static_cast<int>(launches_.size()) + 1; }
   const ConcretePlan& plan() const { return plan_; }

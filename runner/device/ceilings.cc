@@ -17,17 +17,20 @@ void FillDatasheetPeaks(v1::GpuSpec* spec) {
     const char* label;
     double memory_gbps;
     double fp32_tflops;
+    double bf16_tflops;
   };
-  // Dense FP32 (non-tensor) and HBM bandwidth, from NVIDIA's datasheets.
+  // Dense FP32 (non-tensor), dense BF16 tensor-core and HBM bandwidth, from
+  // NVIDIA's datasheets (the tensor figures without sparsity).
   static constexpr Peak kPeaks[] = {
-      {"H200", "H200 SXM datasheet", 4800, 67},
-      {"H100 PCIe", "H100 PCIe datasheet", 2000, 51},
-      {"H100", "H100 SXM datasheet", 3350, 67},
+      {"H200", "H200 SXM datasheet", 4800, 67, 989},
+      {"H100 PCIe", "H100 PCIe datasheet", 2000, 51, 756},
+      {"H100", "H100 SXM datasheet", 3350, 67, 989},
   };
   for (const Peak& p : kPeaks) {
     if (absl::StrContains(spec->name(), p.name_has)) {
       spec->set_datasheet_memory_gbps(p.memory_gbps);
       spec->set_datasheet_fp32_tflops(p.fp32_tflops);
+      spec->set_datasheet_bf16_tflops(p.bf16_tflops);
       spec->set_datasheet_name(p.label);
       return;
     }

@@ -9,7 +9,7 @@ namespace kbench {
 namespace {
 
 // kbench.v1.DType values.
-constexpr int kFp32 = 1, kBf16 = 2, kFp16 = 3, kFp64 = 4;
+constexpr int kFp32 = 1, kBf16 = 2, kFp16 = 3, kFp64 = 4, kInt32 = 5;
 
 constexpr int kThreads = 256;
 
@@ -32,6 +32,9 @@ __device__ inline void Store(void* dst, int dtype, int64_t i, double v) {
     case kFp16:
       static_cast<__half*>(dst)[i] = __float2half_rn(static_cast<float>(v));
       break;
+    case kInt32:
+      static_cast<int*>(dst)[i] = __double2int_rn(v);
+      break;
     default:
       static_cast<double*>(dst)[i] = v;
   }
@@ -45,6 +48,8 @@ __device__ inline double Load(const void* src, int dtype, int64_t i) {
       return __bfloat162float(static_cast<const __nv_bfloat16*>(src)[i]);
     case kFp16:
       return __half2float(static_cast<const __half*>(src)[i]);
+    case kInt32:
+      return static_cast<const int*>(src)[i];
     default:
       return static_cast<const double*>(src)[i];
   }
@@ -69,6 +74,23 @@ __global__ void FillWideRangeKernel(void* dst, int dtype, int64_t n,
     const double u = double(r >> 11) * (1.0 / 9007199254740992.0);  // [0,1)
     const double mag = exp10(log_lo + log_span * u);
     Store(dst, dtype, i, (r & 1) ? -mag : mag);
+  }
+}
+
+__global__ void FillIntegersKernel(int* dst, int64_t n, uint64_t seed,
+                                   int64_t lo, uint64_t span) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const uint64_t r = SplitMix64(seed ^ SplitMix64(uint64_t(i)));
+    dst[i] = static_cast<int>(lo + static_cast<int64_t>(r % span));
+  }
+}
+
+__global__ void FromDoubleKernel(const double* src, void* dst, int dtype,
+                                 int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    Store(dst, dtype, i, src[i]);
   }
 }
 
@@ -226,6 +248,20 @@ cudaError_t LaunchFillWideRange(void* dst, int dtype, int64_t n, uint64_t seed,
   const double lo = log10(double(min_mag)), hi = log10(double(max_mag));
   FillWideRangeKernel<<<Blocks(n), kThreads, 0, stream>>>(dst, dtype, n, seed,
                                                           lo, hi - lo);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchFillIntegers(int* dst, int64_t n, uint64_t seed, int64_t lo,
+                               int64_t hi, cudaStream_t stream) {
+  if (hi <= lo) return cudaErrorInvalidValue;
+  FillIntegersKernel<<<Blocks(n), kThreads, 0, stream>>>(
+      dst, n, seed, lo, static_cast<uint64_t>(hi - lo));
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchFromDouble(const double* src, void* dst, int dtype, int64_t n,
+                             cudaStream_t stream) {
+  FromDoubleKernel<<<Blocks(n), kThreads, 0, stream>>>(src, dst, dtype, n);
   return cudaGetLastError();
 }
 

@@ -3,7 +3,8 @@
 // kernel of the eager reference pipeline. Host-side launchers, callable
 // from plain C++.
 //
-// dtype arguments are kbench.v1.DType values (FP32, BF16, FP16, FP64).
+// dtype arguments are kbench.v1.DType values (FP32, BF16, FP16, FP64,
+// INT32).
 // Thread safety: launches onto the given stream; no shared state.
 #ifndef KBENCH_RUNNER_DEVICE_HARNESS_KERNELS_H_
 #define KBENCH_RUNNER_DEVICE_HARNESS_KERNELS_H_
@@ -25,6 +26,16 @@ cudaError_t LaunchFillUniform(void* dst, int dtype, int64_t n, uint64_t seed,
 cudaError_t LaunchFillWideRange(void* dst, int dtype, int64_t n, uint64_t seed,
                                 float min_mag, float max_mag,
                                 cudaStream_t stream);
+
+// dst[i] = an integer uniform in [lo, hi), from a counter-based hash of
+// (seed, i). cudaErrorInvalidValue when hi <= lo.
+cudaError_t LaunchFillIntegers(int* dst, int64_t n, uint64_t seed, int64_t lo,
+                               int64_t hi, cudaStream_t stream);
+
+// dst[i] = src[i] rounded to the dtype (to nearest; int32: to the nearest
+// integer).
+cudaError_t LaunchFromDouble(const double* src, void* dst, int dtype, int64_t n,
+                             cudaStream_t stream);
 
 // dst[i] = quiet NaN in the dtype.
 cudaError_t LaunchFillNaN(void* dst, int dtype, int64_t n, cudaStream_t stream);

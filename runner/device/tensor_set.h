@@ -37,10 +37,15 @@ class TensorSet {
                                             const DimValues& dims);
 
   // Fills every input from `seed` (each tensor its own stream of numbers)
-  // with values of random sign and magnitudes log-uniform in [1e-3, 1):
-  // three decades of dynamic range, never zero, and small enough that fp32
-  // accumulation stays well within the problem's tolerance.
+  // as its InputDistribution says; by default with values of random sign
+  // and magnitudes log-uniform in [1e-3, 1): three decades of dynamic
+  // range, never zero, and small enough that fp32 accumulation stays well
+  // within the problem's tolerance.
   absl::Status FillInputs(uint64_t seed, cudaStream_t stream);
+  // Sets tensor `name` to `values` (one per element, rounded to its dtype;
+  // a check case's inputs). Synchronizes the stream.
+  absl::Status Upload(const std::string& name,
+                      const std::vector<double>& values, cudaStream_t stream);
   // Writes the canary pattern into the guard regions of every tensor.
   absl::Status FillGuards(cudaStream_t stream);
   // Reads every guard region back (synchronizes the stream). Sets *damage

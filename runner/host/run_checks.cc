@@ -132,14 +132,15 @@ absl::Status SanityCheckTolerance(const double* golden, int64_t n,
   return absl::OkStatus();
 }
 
-double PhysicalFloorUs(double flops, double min_bytes,
-                       const v1::GpuSpec& spec) {
+double PhysicalFloorUs(double flops, double min_bytes, const v1::GpuSpec& spec,
+                       bool half_precision) {
   const double gbps =
       spec.measured_copy_gbps() > 0
           ? std::max(spec.measured_copy_gbps(), spec.datasheet_memory_gbps())
           : spec.datasheet_memory_gbps();
   const double tflops =
-      spec.measured_fp32_tflops() > 0
+      half_precision ? spec.datasheet_bf16_tflops()
+      : spec.measured_fp32_tflops() > 0
           ? std::max(spec.measured_fp32_tflops(), spec.datasheet_fp32_tflops())
           : spec.datasheet_fp32_tflops();
   double floor_us = 0;

@@ -55,8 +55,12 @@ absl::Status SanityCheckTolerance(const double* golden, int64_t n,
 
 // The physical floor, in us: max(min_bytes / peak bandwidth, flops / peak
 // rate). Peaks are the measured ceilings where present, else the datasheet;
-// 0 when neither is known.
-double PhysicalFloorUs(double flops, double min_bytes, const v1::GpuSpec& spec);
+// 0 when neither is known. With `half_precision` (a problem with bf16 or
+// fp16 tensors) the rate is the datasheet's dense tensor-core peak, since
+// such a kernel may use the tensor cores (no compute floor when unknown:
+// a floor too high would refuse a fast kernel as impossible).
+double PhysicalFloorUs(double flops, double min_bytes, const v1::GpuSpec& spec,
+                       bool half_precision = false);
 
 // "" when `median_us` is plausible; else "impossible: faster than the
 // physical floor ..." when median_us < 0.9 * floor_us.

@@ -192,6 +192,12 @@ TEST(RunChecksTest, FloorUsesTheFasterOfMeasuredAndDatasheet) {
   // 4.8e9 bytes at 4800 GB/s = 1000 us; 6.7e10 FLOP at 67 TF = 1000 us.
   EXPECT_NEAR(PhysicalFloorUs(0, 4.8e9, spec), 1000, 1e-6);
   EXPECT_NEAR(PhysicalFloorUs(6.7e11, 4.8e9, spec), 10000, 1e-6);
+  // Half precision: the tensor-core peak, and no compute floor unknown it
+  // (6.7e11 FLOP of a bf16 GEMM take 677 us at 989 TF, not 10 ms).
+  EXPECT_NEAR(PhysicalFloorUs(6.7e11, 4.8e9, spec, true), 1000, 1e-6);
+  spec.set_datasheet_bf16_tflops(989);
+  EXPECT_NEAR(PhysicalFloorUs(6.7e12, 0, spec, true), 6.7e12 / 989e12 * 1e6,
+              1e-6);
   EXPECT_EQ(CheckTimeFloor(950, 1000), "");
   EXPECT_EQ(CheckTimeFloor(5, 0), "");
   EXPECT_THAT(CheckTimeFloor(800, 1000),

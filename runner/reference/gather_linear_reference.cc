@@ -8,31 +8,10 @@
 #include "contract/problem_util.h"
 #include "runner/device/cuda_status.h"
 #include "runner/device/harness_kernels.h"
+#include "runner/reference/lt_util.h"
 
 namespace kbench {
 namespace {
-
-absl::Status LtCheck(cublasStatus_t s, const char* what) {
-  if (s == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(
-      "cuBLAS: ", cublasGetStatusName(s), " (", static_cast<int>(s),
-      "): ", cublasGetStatusString(s), ", while ", what));
-}
-
-absl::StatusOr<cudaDataType_t> CudaType(v1::DType dtype) {
-  switch (dtype) {
-    case v1::DTYPE_FP32:
-      return CUDA_R_32F;
-    case v1::DTYPE_BF16:
-      return CUDA_R_16BF;
-    case v1::DTYPE_FP16:
-      return CUDA_R_16F;
-    default:
-      return absl::UnimplementedError(
-          absl::StrCat("the gather-linear reference has no eager pipeline for ",
-                       DTypeShortName(dtype)));
-  }
-}
 
 int Dim(const DimValues& dims, const char* name) {
   auto it = dims.find(name);
@@ -156,23 +135,8 @@ absl::Status GatherLinearReference::PrepareEager(const TensorSet& tensors) {
   RETURN_IF_ERROR(LtCheck(
       cublasLtMatrixLayoutCreate(&d_desc_, type, dims_.K, dims_.B, dims_.K),
       "layout D"));
-  cublasLtMatmulPreference_t pref = nullptr;
-  RETURN_IF_ERROR(LtCheck(cublasLtMatmulPreferenceCreate(&pref),
-                          "creating the matmul preference"));
-  const size_t ws = ctx_->lt_workspace_bytes();
-  cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int found = 0;
-  const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(
-      ctx_->cublaslt(), op_desc_, a_desc_, b_desc_, d_desc_, d_desc_, pref, 1,
-      &heuristic, &found);
-  cublasLtMatmulPreferenceDestroy(pref);
-  RETURN_IF_ERROR(LtCheck(hs, "choosing the cuBLASLt algorithm"));
-  if (found == 0) {
-    return absl::InternalError("cuBLASLt found no algorithm for the reference");
-  }
-  algo_ = heuristic.algo;
+  ASSIGN_OR_RETURN(algo_,
+                   ChooseAlgo(ctx_, op_desc_, a_desc_, b_desc_, d_desc_));
   return absl::OkStatus();
 }
 
@@ -198,32 +162,10 @@ const TensorSet::Tensor* GatherLinearReference::EagerOutput(
 }
 
 int GatherLinearReference::EagerLaunches() {
-  if (launches_) return *launches_;
-  cudaStream_t s = ctx_->stream();
-  cudaGraph_t graph = nullptr;
-  int count = 0;
-  if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) ==
-      cudaSuccess) {
-    const absl::Status run = RunEager();
-    if (cudaStreamEndCapture(s, &graph) == cudaSuccess && run.ok() && graph) {
-      size_t n = 0;
-      cudaGraphGetNodes(graph, nullptr, &n);
-      std::vector<cudaGraphNode_t> nodes(n);
-      cudaGraphGetNodes(graph, nodes.data(), &n);
-      for (cudaGraphNode_t node : nodes) {
-        cudaGraphNodeType type;
-        cudaGraphNodeGetType(node, &type);
-        if (type == cudaGraphNodeTypeKernel ||
-            type == cudaGraphNodeTypeMemset) {
-          ++count;
-        }
-      }
-    }
-    if (graph) cudaGraphDestroy(graph);
+  if (!launches_) {
+    launches_ = CountLaunches(ctx_, [this] { return RunEager(); });
   }
-  cudaGetLastError();  // A failed capture must not poison later calls.
-  launches_ = count;
-  return count;
+  return *launches_;
 }
 
 int64_t GatherLinearReference::EagerScratchBytes() const {

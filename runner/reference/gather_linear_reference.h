@@ -23,8 +23,7 @@ namespace kbench {
 
 class GatherLinearReference : public ReferenceOp {
  public:
-  GatherLinearReference(const v1::Problem& problem, DeviceContext* ctx)
-      : problem_(problem), ctx_(ctx) {}
+  explicit GatherLinearReference(DeviceContext* ctx) : ctx_(ctx) {}
   ~GatherLinearReference() override;
 
   absl::Status Golden(
@@ -44,7 +43,6 @@ class GatherLinearReference : public ReferenceOp {
   absl::StatusOr<Dims> ReadDims(const TensorSet& tensors) const;
   void DestroyLt();
 
-  const v1::Problem& problem_;
   DeviceContext* ctx_;
 
   // Eager pipeline state for the prepared shape.

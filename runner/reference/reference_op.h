@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "kbench/v1/problem.pb.h"
+#include "kbench/v1/worker.pb.h"
 #include "runner/device/device_context.h"
 #include "runner/device/tensor_set.h"
 
@@ -56,9 +57,15 @@ class ReferenceOp {
 };
 
 // The implementation for `problem.reference()`; Unimplemented for an op
-// this runner does not know.
+// this runner does not know, FailedPrecondition for a golden kernel (whose
+// cubins come with a job: use the overload below).
 absl::StatusOr<std::unique_ptr<ReferenceOp>> MakeReferenceOp(
     const v1::Problem& problem, DeviceContext* ctx);
+
+// The implementation for `job`'s problem: a golden kernel's reference loads
+// the golden and baseline cubins the job carries. `job` must outlive it.
+absl::StatusOr<std::unique_ptr<ReferenceOp>> MakeReferenceOp(
+    const v1::RunnerJob& job, DeviceContext* ctx);
 
 }  // namespace kbench
 

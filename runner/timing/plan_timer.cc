@@ -288,7 +288,13 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
     return absl::InvalidArgumentError(
         absl::StrCat(damage, " (after timing on ", where, ")"));
   }
-  timing->set_floor_us(PhysicalFloorUs(flops, min_bytes, ctx_->spec()));
+  bool half_precision = false;
+  for (const v1::TensorSpec& t : problem.tensors()) {
+    half_precision |=
+        t.dtype() == v1::DTYPE_BF16 || t.dtype() == v1::DTYPE_FP16;
+  }
+  timing->set_floor_us(
+      PhysicalFloorUs(flops, min_bytes, ctx_->spec(), half_precision));
   if (wrong_output->empty()) {
     const std::string impossible =
         CheckTimeFloor(timing->kernel().median_us(), timing->floor_us());

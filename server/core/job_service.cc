@@ -69,7 +69,8 @@ JobService::JobService(const Options& options, const Deps& deps)
       sessions_(deps.sessions),
       scheduler_(deps.scheduler),
       finisher_(deps.finisher),
-      holdout_keys_(deps.holdout_keys) {}
+      holdout_keys_(deps.holdout_keys),
+      problem_kernels_(std::make_unique<ProblemKernels>(deps.compiler)) {}
 
 absl::Status JobService::CheckGpuAvailable() const {
   const absl::Time now = absl::Now();
@@ -210,10 +211,36 @@ void JobService::OnCompiled(const std::string& job_id, const Prepared& p,
     finisher_->Finish(job_id, std::move(r));
     return;
   }
+  Enqueue(job_id, p, MakeRunnerJob(job_id, p, *compiled));
+}
+
+void JobService::Enqueue(const std::string& job_id, const Prepared& p,
+                         v1::RunnerJob runner_job) {
   absl::StatusOr<v1::Job> job = jobs_->Get(job_id);
   if (!job.ok() || job->stage() == v1::STAGE_DONE) return;  // Cancelled.
-  v1::RunnerJob runner_job = MakeRunnerJob(job_id, p, *compiled);
-  scheduler_->Enqueue(job_id, std::move(runner_job), job->attempts());
+  if (p.problem->reference() != v1::REFERENCE_OP_GOLDEN_KERNEL) {
+    scheduler_->Enqueue(job_id, std::move(runner_job), job->attempts());
+    return;
+  }
+  // The problem's golden and baseline, compiled for the job's arch (cache
+  // hits after kbd's start-up check).
+  auto shared = std::make_shared<v1::RunnerJob>(std::move(runner_job));
+  problem_kernels_->Get(
+      *p.problem, p.arch,
+      [this, job_id, shared](
+          absl::StatusOr<std::shared_ptr<const ProblemKernels::Kernels>> k) {
+        if (!k.ok()) {
+          if (absl::IsUnavailable(k.status()) && compiler_->shutting_down()) {
+            return;  // Re-run by Recover() at the next start.
+          }
+          finisher_->Finish(job_id, ErrorResult(v1::VERDICT_ERROR, k.status()));
+          return;
+        }
+        AttachProblemKernels(**k, shared.get());
+        absl::StatusOr<v1::Job> now = jobs_->Get(job_id);
+        if (!now.ok() || now->stage() == v1::STAGE_DONE) return;
+        scheduler_->Enqueue(job_id, std::move(*shared), now->attempts());
+      });
 }
 
 v1::RunnerJob JobService::MakeRunnerJob(

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@
 #include "server/core/holdout_keys.h"
 #include "server/core/job_finisher.h"
 #include "server/core/job_table.h"
+#include "server/core/problem_kernels.h"
 #include "server/core/scheduler.h"
 #include "server/core/sessions.h"
 #include "server/core/worker_registry.h"
@@ -66,6 +68,10 @@ class JobService {
     // kernel, so a job takes many times longer and would be killed at its
     // budget).
     int budget_scale = 1;
+    // Whether GPU jobs of golden-kernel problems (issue 16) are run. Off
+    // until that runner path has been verified on a GPU: such problems
+    // then answer FAILED_PRECONDITION to the GPU tools, compile works.
+    bool run_golden_problems = false;
   };
 
   // What the service uses; every pointer is borrowed and required.
@@ -140,6 +146,10 @@ class JobService {
   v1::RunnerJob MakeRunnerJob(const std::string& job_id,
                               const Prepared& prepared,
                               const CompileService::Result& compiled) const;
+  // Queues `job` for a worker, unless it was cancelled meanwhile; a
+  // golden-kernel problem's job first gets its problem's kernels.
+  void Enqueue(const std::string& job_id, const Prepared& prepared,
+               v1::RunnerJob job);
 
   Options options_;
   Store* store_;
@@ -151,6 +161,8 @@ class JobService {
   Scheduler* scheduler_;
   JobFinisher* finisher_;
   const HoldoutKeys* holdout_keys_;
+  // The golden and baseline cubins of golden-kernel problems, per arch.
+  std::unique_ptr<ProblemKernels> problem_kernels_;
   const absl::Time started_ = absl::Now();
 };
 

@@ -63,7 +63,7 @@ class JobServiceFixture : public ::testing::Test {
 
   // Builds the core (as server/kbd.cc does) on the store in dir_.
   void Build(absl::Duration worker_grace = absl::ZeroDuration(),
-             int budget_scale = 1) {
+             int budget_scale = 1, bool run_golden_problems = false) {
     auto store = Store::Open({dir_.path() + "/kbench.db"});
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
@@ -77,6 +77,7 @@ class JobServiceFixture : public ::testing::Test {
     Core::Options o;
     o.job_service.worker_grace = worker_grace;
     o.job_service.budget_scale = budget_scale;
+    o.job_service.run_golden_problems = run_golden_problems;
     // kbd's secret file in the same directory: a restart keeps it.
     auto keys = HoldoutKeys::Load({"", dir_.path()});
     ASSERT_TRUE(keys.ok()) << keys.status();

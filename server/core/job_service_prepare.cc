@@ -137,15 +137,17 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
   if (problem_name.empty()) problem_name = options_.default_problem;
   ASSIGN_OR_RETURN(p.problem, problems_->Find(problem_name));
   p.request.set_problem(problem_name);
-  // kbrunner cannot run a golden kernel yet (docs/problems.md, "Status"):
-  // say so here rather than fail on a worker.
+  // The runner path of golden-kernel problems waits for its first GPU
+  // run before kbd serves it by default (docs/problems.md, "Status").
   if (p.problem->reference() == v1::REFERENCE_OP_GOLDEN_KERNEL &&
-      kind != v1::JOB_KIND_COMPILE) {
+      kind != v1::JOB_KIND_COMPILE && !options_.run_golden_problems) {
     return absl::FailedPreconditionError(absl::StrCat(
         "problem '", problem_name,
-        "' is checked against its golden kernel, which this kbench's runner "
-        "cannot run yet: compile_kernel works on it, run_correctness, "
-        "profile_kernel, sanitize_kernel and submit_kernel do not"));
+        "' is checked against its golden kernel, and this kbd runs such "
+        "problems on a GPU only with --run-golden-problems (their runner "
+        "path is new and not yet verified on a GPU): compile_kernel works "
+        "on it; run_correctness, profile_kernel, sanitize_kernel and "
+        "submit_kernel do not"));
   }
   // Validated and parsed once; every shape below resolves the parsed form.
   ASSIGN_OR_RETURN(const ParsedPlan parsed,

@@ -168,6 +168,42 @@ TEST_F(JobServiceTest, TheBudgetScaleMultipliesEveryJobsBudget) {
   }
 }
 
+// A golden-kernel problem's job carries its golden's and its baseline's
+// cubins and plans, compiled by kbd for the job's arch; a baseline of
+// library calls only has no cubin. Without run_golden_problems the GPU
+// tools refuse such a problem, saying why.
+TEST_F(JobServiceTest, AGoldenProblemsJobCarriesItsKernels) {
+  v1::KernelRequest row_sum = Request();
+  row_sum.set_source(
+      testing::ReadSourceFile("kernels/problems/row_sum_fp32/example.cu"));
+  const absl::Status refused =
+      service_->Submit(v1::JOB_KIND_CORRECTNESS, row_sum).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), HasSubstr("--run-golden-problems"));
+
+  Destroy();
+  Build(absl::ZeroDuration(), 1, /*run_golden_problems=*/true);
+  std::optional<Scheduler::Lease> lease =
+      SubmitAndLease(v1::JOB_KIND_CORRECTNESS, row_sum);
+  ASSERT_TRUE(lease.has_value());
+  const v1::RunnerJob& job = lease->job;
+  EXPECT_EQ(job.problem().name(), "row_sum_fp32");
+  EXPECT_FALSE(job.golden_cubin().empty());
+  ASSERT_GE(job.golden_plan().launches_size(), 1);
+  EXPECT_FALSE(job.baseline_cubin().empty());
+  ASSERT_GE(job.baseline_plan().launches_size(), 1);
+  EXPECT_NE(job.golden_cubin(), job.baseline_cubin());
+
+  v1::KernelRequest matmul = Request("s2");
+  matmul.set_source(
+      testing::ReadSourceFile("kernels/problems/matmul_fp32/example.cu"));
+  lease = SubmitAndLease(v1::JOB_KIND_CORRECTNESS, matmul, "host:gpu1");
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_FALSE(lease->job.golden_cubin().empty());
+  EXPECT_TRUE(lease->job.baseline_cubin().empty());  // One matmul step.
+  EXPECT_EQ(lease->job.baseline_plan().launches_size(), 0);
+}
+
 TEST_F(JobServiceTest, CancelEndsAQueuedJob) {
   workers_->Touch(Worker(), absl::Now());
   absl::StatusOr<v1::Job> job =

@@ -87,11 +87,15 @@ absl::Status CheckProblemKernels(CompileService* compiles,
     kernels.push_back({"golden kernel", problem.golden().file(),
                        &problem.golden().source(), nullptr});
   }
+  if (!problem.baseline().source().empty()) {
+    kernels.push_back({"baseline kernel", problem.baseline().file(),
+                       &problem.baseline().source(), nullptr});
+  }
   if (!problem.example_source().empty()) {
     kernels.push_back({"example kernel", problem.example_kernel(),
                        &problem.example_source(), nullptr});
   }
-  // Both compile at once.
+  // All compile at once.
   for (Kernel& k : kernels) {
     k.pending = std::make_shared<Pending>();
     compiles->Compile(

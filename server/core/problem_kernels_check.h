@@ -1,5 +1,5 @@
-// CheckProblemKernels: compiles a problem's golden and example kernels
-// with NVRTC through the CompileService (in a kbcompile child where kbd
+// CheckProblemKernels: compiles a problem's golden, baseline and example
+// kernels with NVRTC through the CompileService (in a kbcompile child where kbd
 // has a compile sandbox, and cached by content digest, so a restart
 // compiles nothing again) for one arch, and checks that each kernel's
 // launch plan names only kernels the source defines. kbd calls it for

@@ -136,6 +136,8 @@ absl::Status ValidateSpec(const v1::GpuSpec& s) {
       FiniteIn("datasheet_memory_gbps", s.datasheet_memory_gbps(), 1e6));
   RETURN_IF_ERROR(
       FiniteIn("datasheet_fp32_tflops", s.datasheet_fp32_tflops(), 1e5));
+  RETURN_IF_ERROR(
+      FiniteIn("datasheet_bf16_tflops", s.datasheet_bf16_tflops(), 1e6));
   RETURN_IF_ERROR(FiniteIn("measured_launch_us", s.measured_launch_us(), 1e6));
   return absl::OkStatus();
 }

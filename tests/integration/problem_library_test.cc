@@ -1,12 +1,13 @@
-// A problem added as data, with no rebuild: the row_sum_fp32 folder of
-// tests/integration/problems/ (problem.textproto, its golden kernel and
-// an example) dropped into a fresh problems directory beside the shipped
-// problems, with two broken problems. kbd starts, compiles every golden and
-// example kernel (in its kbcompile children), refuses the broken two with
-// their files and lines, and serves the rest: ListProblems by suite over
-// gRPC, /api/problems over HTTP, `kbctl problems --suite`, and
-// compile_kernel of the new problem's example (the GPU tools refuse it:
-// the runner cannot run a golden kernel yet).
+// A problem added as data, with no rebuild: the row_mean_fp32 folder of
+// tests/integration/problems/ (problem.textproto, its golden kernel, its
+// baseline and an example) dropped into a fresh problems directory beside
+// the shipped gather_linear files, with two broken problems. kbd starts,
+// compiles every golden, baseline and example kernel (in its kbcompile
+// children), refuses the broken two with their files and lines, and
+// serves the rest: ListProblems by suite over gRPC, /api/problems over
+// HTTP, `kbctl problems --suite`, and compile_kernel of the new problem's
+// example (the GPU tools refuse it unless kbd runs with
+// --run-golden-problems).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -63,20 +64,24 @@ class ProblemLibraryTest : public ::testing::Test {
     problems_ = root / "problems";
     fs::create_directories(problems_);
     fs::copy(kSource / "kernels/examples", root / "examples");
+    // The shipped problems that are files (the library's folders would
+    // only make kbd's start slower here).
     for (const auto& e : fs::directory_iterator(kSource / "kernels/problems")) {
-      fs::copy_file(e.path(), problems_ / e.path().filename());
+      if (e.is_regular_file()) {
+        fs::copy_file(e.path(), problems_ / e.path().filename());
+      }
     }
-    const fs::path row_sum =
-        kSource / "tests/integration/problems/row_sum_fp32";
-    fs::copy(row_sum, problems_ / "row_sum_fp32");
+    const fs::path row_mean =
+        kSource / "tests/integration/problems/row_mean_fp32";
+    fs::copy(row_mean, problems_ / "row_mean_fp32");
     // A golden that does not compile (line 5 is not C++).
     const fs::path bad = problems_ / "bad_golden";
-    fs::copy(row_sum, bad);
+    fs::copy(row_mean, bad);
     WriteText(bad / "problem.textproto",
               Replace(ReadText(bad / "problem.textproto"),
-                      "name: \"row_sum_fp32\"", "name: \"bad_golden\""));
+                      "name: \"row_mean_fp32\"", "name: \"bad_golden\""));
     WriteText(bad / "example.cu",
-              Replace(ReadText(bad / "example.cu"), "@kb problem row_sum_fp32",
+              Replace(ReadText(bad / "example.cu"), "@kb problem row_mean_fp32",
                       "@kb problem bad_golden"));
     std::string golden = ReadText(bad / "golden.cu");
     std::vector<std::string> lines;
@@ -113,14 +118,14 @@ TEST_F(ProblemLibraryTest, TheNewProblemIsServedAndTheBrokenOnesAreRefused) {
   for (const v1::Problem& p : all->problems()) names.push_back(p.name());
   EXPECT_EQ(names,
             (std::vector<std::string>{"gather_linear_bf16",
-                                      "gather_linear_fp32", "row_sum_fp32"}));
+                                      "gather_linear_fp32", "row_mean_fp32"}));
   EXPECT_EQ(
       std::vector<std::string>(all->suites().begin(), all->suites().end()),
       (std::vector<std::string>{"collectives", "core"}));
   // The golden's source stays in kbd; its file name is shown.
   for (const v1::Problem& p : all->problems()) {
     EXPECT_TRUE(p.golden().source().empty()) << p.name();
-    if (p.name() == "row_sum_fp32") {
+    if (p.name() == "row_mean_fp32") {
       EXPECT_EQ(p.golden().file(), "golden.cu");
     }
   }
@@ -141,7 +146,7 @@ TEST_F(ProblemLibraryTest, TheNewProblemIsServedAndTheBrokenOnesAreRefused) {
   absl::StatusOr<v1::ListProblemsResponse> one = client_->ListProblems(core);
   ASSERT_TRUE(one.ok()) << one.status();
   ASSERT_EQ(one->problems_size(), 1);
-  EXPECT_EQ(one->problems(0).name(), "row_sum_fp32");
+  EXPECT_EQ(one->problems(0).name(), "row_mean_fp32");
 
   v1::ListProblemsRequest unknown;
   unknown.set_suite("nope");
@@ -162,22 +167,23 @@ TEST_F(ProblemLibraryTest, TheNewProblemIsServedAndTheBrokenOnesAreRefused) {
 TEST_F(ProblemLibraryTest, TheNewProblemsExampleCompiles) {
   v1::CompileKernelRequest request;
   request.mutable_kernel()->set_source(
-      ReadText(problems_ / "row_sum_fp32" / "example.cu"));
+      ReadText(problems_ / "row_mean_fp32" / "example.cu"));
   request.mutable_kernel()->set_filename("example.cu");
   absl::StatusOr<v1::CompileKernelResponse> r = client_->CompileKernel(request);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->compile().success()) << r->compile().log();
   ASSERT_EQ(r->compile().plan().launches_size(), 1);
-  EXPECT_EQ(r->compile().plan().launches(0).entry(), "row_sum");
-  EXPECT_EQ(r->compile().plan().problem(), "row_sum_fp32");
-  // The GPU tools say plainly that the runner cannot run its golden yet.
+  EXPECT_EQ(r->compile().plan().launches(0).entry(), "row_mean");
+  EXPECT_EQ(r->compile().plan().problem(), "row_mean_fp32");
+  // The GPU tools say plainly that this kbd does not run golden-kernel
+  // problems (it was started without --run-golden-problems).
   v1::RunCorrectnessRequest check;
   *check.mutable_kernel() = request.kernel();
   absl::StatusOr<v1::RunCorrectnessResponse> checked =
       client_->RunCorrectness(check);
   EXPECT_EQ(checked.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(checked.status().message()),
-              HasSubstr("which this kbench's runner cannot run yet"));
+              HasSubstr("only with --run-golden-problems"));
 }
 
 TEST_F(ProblemLibraryTest, KbctlAndHttpListBySuite) {
@@ -185,7 +191,8 @@ TEST_F(ProblemLibraryTest, KbctlAndHttpListBySuite) {
       RunCommand({BinDir() + "/kbctl", "--server", kbd_->address(), "problems",
                   "--suite", "core"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("row_sum_fp32: Row sums (fp32)\nsuites: core"));
+  EXPECT_THAT(r.out,
+              HasSubstr("row_mean_fp32: Row means (fp32)\nsuites: core"));
   EXPECT_THAT(r.out, Not(HasSubstr("gather_linear_fp32:")));
   EXPECT_THAT(r.out, HasSubstr("suites: collectives, core\n"));
   EXPECT_THAT(r.out, HasSubstr("refused at kbd start: typo.textproto:3:"));

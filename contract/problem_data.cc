@@ -1,0 +1,441 @@
+#include "contract/problem_data.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "contract/problem_util.h"
+
+namespace kbench {
+namespace {
+
+absl::Status Error(const v1::Problem& p, absl::string_view field,
+                   absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("problem '", p.name(), "': ", field, ": ", what));
+}
+
+// `text` parses and uses only the problem's dims.
+absl::Status CheckExpr(const v1::Problem& p, absl::string_view field,
+                       absl::string_view text) {
+  absl::StatusOr<Expr> expr = Expr::Parse(text);
+  if (!expr.ok()) return Error(p, field, expr.status().message());
+  for (const std::string& name : expr->Names()) {
+    if (!IsDim(p, name)) {
+      return Error(p, field,
+                   absl::StrCat("'", text, "' uses '", name,
+                                "', which is not a dim of the problem"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool IsFloat(v1::DType d) {
+  return d == v1::DTYPE_FP32 || d == v1::DTYPE_BF16 || d == v1::DTYPE_FP16 ||
+         d == v1::DTYPE_FP64;
+}
+
+// Every public shape's dims (for checks that need values).
+std::vector<DimValues> PublicDims(const v1::Problem& p) {
+  std::vector<DimValues> all;
+  for (const v1::ShapeSet& set : p.shape_sets()) {
+    if (set.hidden()) continue;
+    for (const v1::Shape& shape : set.shapes()) {
+      absl::StatusOr<DimValues> dims = ShapeDims(p, shape);
+      if (dims.ok()) all.push_back(*dims);
+    }
+  }
+  return all;
+}
+
+absl::Status CheckInputs(const v1::Problem& p) {
+  for (int i = 0; i < p.tensors_size(); ++i) {
+    const v1::TensorSpec& t = p.tensors(i);
+    const std::string field = absl::StrCat("tensors[", i, "] (", t.name(), ")");
+    const v1::InputDistribution& in = t.input();
+    const bool is_int = t.dtype() == v1::DTYPE_INT32;
+    if (t.role() == v1::TENSOR_ROLE_OUTPUT) {
+      if (t.has_input()) {
+        return Error(p, field, "input: an output's values are not drawn");
+      }
+      if (is_int) {
+        return Error(p, field,
+                     "an output is floating point (int32 tensors are "
+                     "inputs, such as indices)");
+      }
+      continue;
+    }
+    switch (in.kind()) {
+      case v1::InputDistribution::KIND_DEFAULT:
+        if (is_int) {
+          return Error(p, field,
+                       "an int32 input needs input { kind: KIND_INTEGERS "
+                       "int_low: ... int_high: ... }");
+        }
+        break;
+      case v1::InputDistribution::KIND_UNIFORM:
+        if (!IsFloat(t.dtype())) {
+          return Error(p, field, "KIND_UNIFORM draws floating-point values");
+        }
+        if (!std::isfinite(in.low()) || !std::isfinite(in.high()) ||
+            !(in.low() < in.high()) || std::fabs(in.low()) > 1e6 ||
+            std::fabs(in.high()) > 1e6) {
+          return Error(
+              p, field,
+              absl::StrCat("input: low ", in.low(), " and high ", in.high(),
+                           " must be finite, low < high, within "
+                           "[-1e6, 1e6]"));
+        }
+        break;
+      case v1::InputDistribution::KIND_INTEGERS: {
+        if (!is_int) {
+          return Error(p, field, "KIND_INTEGERS draws int32 values");
+        }
+        RETURN_IF_ERROR(
+            CheckExpr(p, absl::StrCat(field, ".input.int_low"), in.int_low()));
+        RETURN_IF_ERROR(CheckExpr(p, absl::StrCat(field, ".input.int_high"),
+                                  in.int_high()));
+        for (const DimValues& dims : PublicDims(p)) {
+          absl::StatusOr<int64_t> lo = EvalExpr(in.int_low(), dims);
+          absl::StatusOr<int64_t> hi = EvalExpr(in.int_high(), dims);
+          if (!lo.ok() || !hi.ok() || *lo >= *hi ||
+              *lo < std::numeric_limits<int32_t>::min() ||
+              *hi - 1 > std::numeric_limits<int32_t>::max()) {
+            return Error(p, field,
+                         "input: int_low < int_high must hold, within int32, "
+                         "at every public shape");
+          }
+        }
+        break;
+      }
+      default:
+        return Error(p, field, "input: unknown kind");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckStepShapes(const v1::Problem& p) {
+  const v1::Baseline& b = p.baseline();
+  if (b.steps_size() > kMaxBaselineSteps) {
+    return Error(p, "baseline.steps",
+                 absl::StrCat("more than ", kMaxBaselineSteps));
+  }
+  for (int i = 0; i < b.steps_size(); ++i) {
+    const v1::BaselineStep& step = b.steps(i);
+    const std::string field = absl::StrCat("baseline.steps[", i, "]");
+    if (step.step_case() == v1::BaselineStep::kLaunch) {
+      if (!IsIdentifier(step.launch())) {
+        return Error(p, field, "launch names no kernel");
+      }
+      if (b.file().empty()) {
+        return Error(p, field,
+                     "a launch step needs the baseline's file (its kernels "
+                     "and `// @kb launch` lines)");
+      }
+      continue;
+    }
+    if (step.step_case() != v1::BaselineStep::kMatmul) {
+      return Error(p, field, "a step is a launch or a matmul");
+    }
+    const v1::MatmulStep& m = step.matmul();
+    for (const auto& [name, value] :
+         {std::pair<const char*, const std::string&>{"a", m.a()},
+          {"b", m.b()},
+          {"d", m.d()}}) {
+      if (!IsIdentifier(value)) {
+        return Error(
+            p, field,
+            absl::StrCat("matmul.", name, " names no tensor or workspace"));
+      }
+    }
+    if (!m.bias().empty() && !IsIdentifier(m.bias())) {
+      return Error(p, field, "matmul.bias is not a name");
+    }
+    for (const auto& [name, value] :
+         {std::pair<const char*, const std::string&>{"m", m.m()},
+          {"n", m.n()},
+          {"k", m.k()}}) {
+      RETURN_IF_ERROR(
+          CheckExpr(p, absl::StrCat(field, ".matmul.", name), value));
+    }
+    if (!m.batch().empty()) {
+      RETURN_IF_ERROR(CheckExpr(p, field + ".matmul.batch", m.batch()));
+      for (const auto& [name, value] :
+           {std::pair<const char*, const std::string&>{"stride_a",
+                                                       m.stride_a()},
+            {"stride_b", m.stride_b()},
+            {"stride_d", m.stride_d()}}) {
+        if (value.empty()) {
+          return Error(p, field,
+                       absl::StrCat("a batched matmul needs matmul.", name));
+        }
+        RETURN_IF_ERROR(
+            CheckExpr(p, absl::StrCat(field, ".matmul.", name), value));
+      }
+    }
+    if (!v1::MatmulStep::Activation_IsValid(m.activation())) {
+      return Error(p, field, "matmul.activation is unknown");
+    }
+    if (m.dtype() != v1::DTYPE_UNSPECIFIED && m.dtype() != v1::DTYPE_FP32 &&
+        m.dtype() != v1::DTYPE_BF16 && m.dtype() != v1::DTYPE_FP16) {
+      return Error(p, field, "matmul.dtype is fp32, bf16 or fp16");
+    }
+    if (!std::isfinite(m.alpha())) {
+      return Error(p, field, "matmul.alpha is not finite");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckCases(const v1::Problem& p) {
+  if (p.check_cases_size() > kMaxCheckCases) {
+    return Error(p, "check_cases", absl::StrCat("more than ", kMaxCheckCases));
+  }
+  std::set<std::string> names;
+  for (int i = 0; i < p.check_cases_size(); ++i) {
+    const v1::CheckCase& c = p.check_cases(i);
+    const std::string field =
+        absl::StrCat("check_cases[", i, "] (", c.name(), ")");
+    if (c.name().empty() || !names.insert(c.name()).second) {
+      return Error(p, field, "needs a name of its own");
+    }
+    v1::Shape shape;
+    *shape.mutable_dims() = c.dims();
+    absl::StatusOr<DimValues> dims = ShapeDims(p, shape);
+    if (!dims.ok()) return Error(p, field, dims.status().message());
+    int64_t total = 0;
+    for (const bool inputs : {true, false}) {
+      const auto& given = inputs ? c.inputs() : c.outputs();
+      std::map<std::string, const v1::CheckCase::Values*> by_name;
+      for (const v1::CheckCase::Values& v : given) {
+        const v1::TensorSpec* t = FindTensor(p, v.tensor());
+        const bool right_role =
+            t != nullptr && (t->role() == v1::TENSOR_ROLE_INPUT) == inputs;
+        if (!right_role || !by_name.emplace(v.tensor(), &v).second) {
+          return Error(p, field,
+                       absl::StrCat("'", v.tensor(), "' is not an ",
+                                    inputs ? "input" : "output",
+                                    " of the problem, or is given twice"));
+        }
+      }
+      for (const v1::TensorSpec& t : p.tensors()) {
+        if ((t.role() == v1::TENSOR_ROLE_INPUT) != inputs) continue;
+        auto it = by_name.find(t.name());
+        if (it == by_name.end()) {
+          return Error(p, field,
+                       absl::StrCat("'", t.name(), "' has no values"));
+        }
+        absl::StatusOr<int64_t> n = TensorElements(t, *dims);
+        if (!n.ok()) return Error(p, field, n.status().message());
+        const auto& values = it->second->values();
+        if (values.size() != *n) {
+          return Error(
+              p, field,
+              absl::StrCat("'", t.name(), "' has ", values.size(),
+                           " values; at these dims it has ", *n, " elements"));
+        }
+        total += values.size();
+        if (total > kMaxCheckCaseValues) {
+          return Error(p, field,
+                       absl::StrCat("more than ", kMaxCheckCaseValues,
+                                    " values: a check case is small"));
+        }
+        for (int j = 0; j < values.size(); ++j) {
+          const double v = values[j];
+          if (!std::isfinite(v) || (inputs && !ExactIn(t.dtype(), v))) {
+            return Error(p, field,
+                         absl::StrCat("'", t.name(), "'[", j, "] = ", v,
+                                      inputs ? " is not exact in "
+                                             : " is not finite in ",
+                                      DTypeShortName(t.dtype())));
+          }
+        }
+        if (inputs && t.dtype() == v1::DTYPE_INT32) {
+          absl::StatusOr<int64_t> lo = EvalExpr(t.input().int_low(), *dims);
+          absl::StatusOr<int64_t> hi = EvalExpr(t.input().int_high(), *dims);
+          for (const double v : values) {
+            if (!lo.ok() || !hi.ok() || v < *lo || v >= *hi) {
+              return Error(p, field,
+                           absl::StrCat("'", t.name(), "' holds ", v,
+                                        ", outside its [int_low, int_high)"));
+            }
+          }
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool ExactIn(v1::DType dtype, double value) {
+  switch (dtype) {
+    case v1::DTYPE_FP64:
+      return true;
+    case v1::DTYPE_INT32:
+      return value == std::floor(value) &&
+             value >= std::numeric_limits<int32_t>::min() &&
+             value <= std::numeric_limits<int32_t>::max();
+    case v1::DTYPE_FP32:
+      return static_cast<double>(static_cast<float>(value)) == value;
+    case v1::DTYPE_BF16: {
+      const float f = static_cast<float>(value);
+      if (static_cast<double>(f) != value) return false;
+      uint32_t bits = 0;
+      std::memcpy(&bits, &f, sizeof(bits));
+      return (bits & 0xFFFFu) == 0;  // bf16 is fp32's upper half.
+    }
+    case v1::DTYPE_FP16: {
+      if (value == 0) return true;
+      const double a = std::fabs(value);
+      if (a > 65504 || a < 6.103515625e-05) return false;  // Normals only.
+      int exp = 0;
+      const double mantissa = std::frexp(a, &exp);  // In [0.5, 1).
+      const double scaled = std::ldexp(mantissa, 11);
+      return scaled == std::floor(scaled);
+    }
+    default:
+      return false;
+  }
+}
+
+absl::StatusOr<v1::DType> MatmulDType(const v1::Problem& problem,
+                                      const v1::MatmulStep& step) {
+  v1::DType type = v1::DTYPE_UNSPECIFIED;
+  for (const std::string* name :
+       {&step.a(), &step.b(), &step.d(), &step.bias()}) {
+    const v1::TensorSpec* t = FindTensor(problem, *name);
+    if (t == nullptr) continue;
+    if (type != v1::DTYPE_UNSPECIFIED && t->dtype() != type) {
+      return absl::InvalidArgumentError(
+          "the matmul's tensors differ in dtype; its operands share one");
+    }
+    type = t->dtype();
+  }
+  if (type == v1::DTYPE_UNSPECIFIED) type = step.dtype();
+  if (type != v1::DTYPE_FP32 && type != v1::DTYPE_BF16 &&
+      type != v1::DTYPE_FP16) {
+    return absl::InvalidArgumentError(
+        "the matmul computes in fp32, bf16 or fp16: its tensors' dtype, or "
+        "matmul.dtype when every operand is a workspace");
+  }
+  if (step.dtype() != v1::DTYPE_UNSPECIFIED && step.dtype() != type) {
+    return absl::InvalidArgumentError(
+        "matmul.dtype differs from its tensors' dtype");
+  }
+  return type;
+}
+
+absl::Status ValidateProblemData(const v1::Problem& p) {
+  if (!p.min_bytes().empty()) {
+    RETURN_IF_ERROR(CheckExpr(p, "min_bytes", p.min_bytes()));
+  }
+  RETURN_IF_ERROR(CheckInputs(p));
+  const bool golden = p.reference() == v1::REFERENCE_OP_GOLDEN_KERNEL;
+  if (!golden) {
+    if (p.has_baseline() || p.check_cases_size() > 0) {
+      return Error(p, p.has_baseline() ? "baseline" : "check_cases",
+                   "only a problem whose reference is its golden kernel "
+                   "has a baseline and check cases");
+    }
+    for (const v1::TensorSpec& t : p.tensors()) {
+      if (t.dtype() == v1::DTYPE_INT32) {
+        return Error(p, "tensors",
+                     "int32 tensors need a golden kernel as the reference");
+      }
+    }
+    return absl::OkStatus();
+  }
+  if (p.baseline().steps().empty()) {
+    return Error(p, "baseline",
+                 "a golden-kernel problem needs a baseline with at least "
+                 "one step: what PyTorch eager runs, timed against the "
+                 "candidate");
+  }
+  if (p.baseline().name().empty() || p.baseline().name().size() > 200) {
+    return Error(p, "baseline.name",
+                 "one line of at most 200 characters saying what it stands "
+                 "for");
+  }
+  RETURN_IF_ERROR(CheckStepShapes(p));
+  if (p.check_cases().empty()) {
+    return Error(p, "check_cases",
+                 "a golden-kernel problem needs at least one check case: "
+                 "inputs and outputs computed off-line in fp64, which the "
+                 "golden must reproduce");
+  }
+  return CheckCases(p);
+}
+
+absl::Status ValidateBaselineSteps(const v1::Problem& p,
+                                   const v1::LaunchPlan* file_plan) {
+  std::set<std::string> workspaces;
+  if (file_plan != nullptr) {
+    for (const v1::WorkspaceSpec& w : file_plan->workspaces()) {
+      workspaces.insert(w.name());
+    }
+  }
+  int next_launch = 0;
+  const int launches = file_plan ? file_plan->launches_size() : 0;
+  for (int i = 0; i < p.baseline().steps_size(); ++i) {
+    const v1::BaselineStep& step = p.baseline().steps(i);
+    const std::string field = absl::StrCat("baseline.steps[", i, "]");
+    if (step.step_case() == v1::BaselineStep::kLaunch) {
+      if (next_launch >= launches ||
+          file_plan->launches(next_launch).entry() != step.launch()) {
+        return Error(
+            p, field,
+            absl::StrCat(
+                "launch '", step.launch(),
+                "' is not the file's next `// @kb launch` line (",
+                next_launch < launches
+                    ? absl::StrCat("that launches '",
+                                   file_plan->launches(next_launch).entry(),
+                                   "'")
+                    : std::string("there is none left"),
+                "): the steps take the file's launches in order"));
+      }
+      ++next_launch;
+      continue;
+    }
+    const v1::MatmulStep& m = step.matmul();
+    for (const std::string* name : {&m.a(), &m.b(), &m.d(), &m.bias()}) {
+      if (name->empty()) continue;
+      const v1::TensorSpec* t = FindTensor(p, *name);
+      if (t == nullptr && workspaces.count(*name) == 0) {
+        return Error(p, field,
+                     absl::StrCat("'", *name,
+                                  "' is neither a tensor of the problem nor a "
+                                  "workspace of the baseline's file"));
+      }
+      if (name == &m.d() && t != nullptr &&
+          t->role() == v1::TENSOR_ROLE_INPUT) {
+        return Error(p, field,
+                     absl::StrCat("matmul.d '", *name,
+                                  "' is an input: a baseline never writes "
+                                  "its inputs"));
+      }
+    }
+    absl::StatusOr<v1::DType> type = MatmulDType(p, m);
+    if (!type.ok()) return Error(p, field, type.status().message());
+  }
+  if (next_launch != launches) {
+    return Error(
+        p, "baseline.steps",
+        absl::StrCat("the file's launch ", next_launch + 1, " ('",
+                     file_plan->launches(next_launch).entry(), "', line ",
+                     file_plan->launches(next_launch).line(),
+                     ") is run by no step"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kbench

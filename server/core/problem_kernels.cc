@@ -1,0 +1,128 @@
+#include "server/core/problem_kernels.h"
+
+#include <filesystem>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "contract/launch_plan.h"
+#include "kbench/v1/worker.pb.h"
+
+namespace kbench {
+namespace {
+
+// Two compiles in flight for one Get, and what they gave.
+struct Pending {
+  absl::Mutex mu;
+  int left ABSL_GUARDED_BY(mu) = 0;
+  absl::Status error ABSL_GUARDED_BY(mu);
+  ProblemKernels::Kernels kernels ABSL_GUARDED_BY(mu);
+};
+
+// The compiled cubin, or why the trusted source did not compile.
+absl::StatusOr<std::shared_ptr<const std::string>> Cubin(
+    const std::string& problem, const char* what, const std::string& file,
+    const std::string& arch, absl::StatusOr<CompileService::Result> r) {
+  if (!r.ok()) {
+    return absl::Status(
+        r.status().code(),
+        absl::StrCat("problem '", problem, "': compiling its ", what, " '",
+                     file, "' for ", arch, ": ", r.status().message()));
+  }
+  if (!r->report.success() || r->cubin == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("problem '", problem, "': its ", what, " '", file,
+                     "' does not compile for ", arch, " (",
+                     r->report.log().substr(0, 300), ")"));
+  }
+  return r->cubin;
+}
+
+}  // namespace
+
+void ProblemKernels::Get(const v1::Problem& problem, const std::string& arch,
+                         const Done& done) {
+  const std::string key = absl::StrCat(problem.name(), "@", arch);
+  std::shared_ptr<const Kernels> cached;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = ready_.find(key);
+    if (it != ready_.end()) cached = it->second;
+  }
+  if (cached != nullptr) {
+    done(cached);
+    return;
+  }
+  auto pending = std::make_shared<Pending>();
+  struct Source {
+    const char* what;
+    std::string file;
+    std::string source;
+    bool golden;
+  };
+  std::vector<Source> sources = {{"golden kernel", problem.golden().file(),
+                                  problem.golden().source(), true}};
+  if (!problem.baseline().source().empty()) {
+    sources.push_back({"baseline's kernels", problem.baseline().file(),
+                       problem.baseline().source(), false});
+  }
+  {
+    absl::MutexLock lock(&pending->mu);
+    pending->left = static_cast<int>(sources.size());
+    for (const Source& s : sources) {
+      absl::StatusOr<v1::LaunchPlan> plan = ParseLaunchPlan(s.source);
+      if (!plan.ok()) {
+        pending->error = absl::FailedPreconditionError(
+            absl::StrCat("problem '", problem.name(), "': its ", s.what, " '",
+                         s.file, "': ", plan.status().message()));
+      } else {
+        (s.golden ? pending->kernels.golden_plan
+                  : pending->kernels.baseline_plan) = *std::move(plan);
+      }
+    }
+  }
+  const std::string& name = problem.name();
+  for (const Source& s : sources) {
+    compiles_->Compile(
+        s.source, std::filesystem::path(s.file).filename().string(), arch,
+        [this, pending, done, key, name, arch,
+         s](absl::StatusOr<CompileService::Result> r) {
+          absl::StatusOr<std::shared_ptr<const std::string>> cubin =
+              Cubin(name, s.what, s.file, arch, std::move(r));
+          std::shared_ptr<const Kernels> ready;
+          absl::Status error;
+          {
+            absl::MutexLock lock(&pending->mu);
+            if (!cubin.ok() && pending->error.ok()) {
+              pending->error = cubin.status();
+            } else if (cubin.ok()) {
+              (s.golden ? pending->kernels.golden_cubin
+                        : pending->kernels.baseline_cubin) = *cubin;
+            }
+            if (--pending->left > 0) return;
+            error = pending->error;
+            if (error.ok()) {
+              ready = std::make_shared<const Kernels>(pending->kernels);
+            }
+          }
+          if (!error.ok()) {
+            done(error);
+            return;
+          }
+          {
+            absl::MutexLock lock(&mu_);
+            ready_.emplace(key, ready);
+          }
+          done(ready);
+        });
+  }
+}
+
+void AttachProblemKernels(const ProblemKernels::Kernels& kernels,
+                          v1::RunnerJob* job) {
+  if (kernels.golden_cubin) job->set_golden_cubin(*kernels.golden_cubin);
+  *job->mutable_golden_plan() = kernels.golden_plan;
+  if (kernels.baseline_cubin) job->set_baseline_cubin(*kernels.baseline_cubin);
+  *job->mutable_baseline_plan() = kernels.baseline_plan;
+}
+
+}  // namespace kbench
