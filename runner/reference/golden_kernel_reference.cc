@@ -152,9 +152,7 @@ absl::Status GoldenKernelReference::RunGolden(
   RETURN_IF_ERROR(bound->Enqueue());
   const cudaError_t ran = cudaStreamSynchronize(s);
   if (ran != cudaSuccess) {
-    return CudaRtStatus(
-        ran, absl::StrCat("running the golden kernel of '", problem_.name(),
-                          "' at ", DimsText(dims)));
+    return CudaRtStatus(ran, absl::StrCat("running it at ", DimsText(dims)));
   }
   for (const TensorSet::Tensor& t : g.tensors()) {
     if (t.spec->role() != v1::TENSOR_ROLE_OUTPUT) continue;
@@ -164,8 +162,7 @@ absl::Status GoldenKernelReference::RunGolden(
     for (double v : out) bad += !std::isfinite(v);
     if (bad > 0) {
       return absl::InternalError(absl::StrCat(
-          "problem '", problem_.name(), "': its golden kernel left ", bad,
-          " of ", out.size(), " elements of '", t.spec->name(),
+          "it left ", bad, " of ", out.size(), " elements of '", t.spec->name(),
           "' NaN, infinite or unwritten at ", DimsText(dims)));
     }
   }
