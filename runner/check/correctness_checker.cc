@@ -16,6 +16,14 @@
 namespace kbench {
 namespace {
 
+// What a message withheld at a hidden case advises: the kernel's fault, or
+// the problem's.
+constexpr char kKernelAdvice[] =
+    "make every workspace and argument valid for every shape in the "
+    "problem's domain";
+constexpr char kProblemsFault[] =
+    "the problem's files are at fault, not the kernel";
+
 uint64_t Mix(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -172,16 +180,17 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
         return HiddenPlanError(limits, hidden_words);
       }
       const ConcretePlan& cplan = **cplan_or;
-      // Allocation and binding messages give sizes (a workspace's bytes):
-      // for a hidden case only the kind of failure is told.
-      auto withheld = [&](const absl::Status& st, const char* what) {
-        if (!set.hidden()) return st;
+      // Allocation, binding, input and golden messages give sizes (a
+      // workspace's bytes, dims): for a hidden case only the kind of
+      // failure is told, with `advice`.
+      auto withheld = [&](const absl::Status& st, const char* what,
+                          const char* advice = kKernelAdvice) {
+        if (st.ok() || !set.hidden()) return st;
         return absl::Status(
-            st.code(),
-            absl::StrCat(what, " failed on ", hidden_words,
-                         " (details withheld: they would show its size); "
-                         "make every workspace and argument valid for every "
-                         "shape in the problem's domain"));
+            st.code(), absl::StrCat(what, " failed on ", hidden_words,
+                                    " (details withheld: they would show its "
+                                    "size); ",
+                                    advice));
       };
       absl::StatusOr<TensorSet> allocated = TensorSet::Allocate(problem, dims);
       if (!allocated.ok()) {
@@ -230,20 +239,13 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
         }
         // Inputs and the golden result are the problem's work: at a
         // hidden case their errors (a drawn integer bound, a golden
-        // kernel's failure, which name the dims) are withheld.
-        auto problems = [&](const absl::Status& st, const char* what) {
-          if (st.ok() || !set.hidden()) return st;
-          return absl::Status(
-              st.code(), absl::StrCat(what, " failed on ", hidden_words,
-                                      " (details withheld: they would show "
-                                      "its size); the problem's files are at "
-                                      "fault, not the kernel"));
-        };
-        RETURN_IF_ERROR(problems(tensors.FillInputs(trial->seed(), s),
-                                 "drawing the inputs"));
+        // kernel's failure, which name the dims) are withheld too.
+        RETURN_IF_ERROR(withheld(tensors.FillInputs(trial->seed(), s),
+                                 "drawing the inputs", kProblemsFault));
         std::map<std::string, std::vector<double>> golden;
-        RETURN_IF_ERROR(problems(reference_->Golden(tensors, &golden),
-                                 "the problem's golden result"));
+        RETURN_IF_ERROR(withheld(reference_->Golden(tensors, &golden),
+                                 "the problem's golden result",
+                                 kProblemsFault));
         if (t == 0) {
           // The problem's check must reject trivial outputs on this shape.
           for (const auto& [name, values] : golden) {

@@ -20,10 +20,11 @@ absl::Status ProblemCheck::Check(const v1::RunnerJob& job,
   if (problem.reference() != v1::REFERENCE_OP_GOLDEN_KERNEL) {
     return absl::OkStatus();
   }
-  const std::string key = absl::StrCat(
-      problem.name(), ":",
-      std::hash<std::string>()(problem.SerializeAsString() +
-                               job.golden_cubin() + job.baseline_cubin()));
+  // Each part hashed on its own: no copy of the cubins per job.
+  const std::hash<std::string> hash;
+  const std::string key =
+      absl::StrCat(problem.name(), ":", hash(problem.SerializeAsString()), ":",
+                   hash(job.golden_cubin()), ":", hash(job.baseline_cubin()));
   auto it = done_.find(key);
   if (it != done_.end()) return it->second;
   absl::Status s = Run(job, reference);
