@@ -188,6 +188,9 @@ int RunKbctl(int argc, char** argv, std::ostream& out, std::ostream& err) {
   sweep->add_option("--session", sweep_options.session,
                     "record the submits in this session (default: "
                     "$KBENCH_SESSION)");
+  sweep->add_flag("--serial", sweep_options.serial,
+                  "submit one kernel at a time, so that each wall time is "
+                  "one submit's latency (default: all at once, as one sweep)");
 
   McpOptions mcp_options;
   CLI::App* mcp = app.add_subcommand(

@@ -84,6 +84,12 @@ class KbenchClient {
   absl::StatusOr<v1::CancelJobResponse> CancelJob(
       const v1::CancelJobRequest& request,
       const KbenchCallOptions& options = KbenchCallOptions());
+  absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(
+      const v1::SubmitSweepRequest& request,
+      const KbenchCallOptions& options = KbenchCallOptions());
+  absl::StatusOr<v1::GetSweepResponse> GetSweep(
+      const v1::GetSweepRequest& request,
+      const KbenchCallOptions& options = KbenchCallOptions());
 
   // Problems, comparisons and sessions.
   absl::StatusOr<v1::GetProblemResponse> GetProblem(

@@ -10,27 +10,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/error_proto.h"
+#include "base/status_macros.h"
 #include "client/job_waiter.h"
 #include "client/kbench_client.h"
 #include "contract/launch_plan.h"
 #include "contract/names.h"
+#include "contract/sweep_table.h"
 
 namespace kbench {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The kernel's median on the basis its speedup used.
-double BasisKernelUs(const v1::TimingReport& t) {
-  switch (t.speedup_basis()) {
-    case v1::TIMING_BASIS_GPU_TIME:
-      return t.kernel_gpu().median_us();
-    case v1::TIMING_BASIS_GRAPH:
-      return t.kernel_graph().median_us();
-    default:
-      return t.kernel().median_us();
-  }
-}
 
 // Kernel files of `dir` by the problem they name; files that name none,
 // cannot be read or are too large go to `notes`.
@@ -92,50 +83,148 @@ absl::StatusOr<std::map<std::string, std::string>> KernelFiles(
   return by_problem;
 }
 
+// Where a row stands: its verdict when done, its stage before, or why it
+// has no job.
+std::string RowState(const v1::SweepRow& r) {
+  if (r.job_id().empty()) {
+    return r.error().code() != 0 ? "refused" : "no kernel";
+  }
+  if (r.stage() != v1::STAGE_DONE) return StageName(r.stage());
+  if (r.verdict() == v1::VERDICT_UNSPECIFIED) return "unknown";
+  return VerdictName(r.verdict());
+}
+
+std::string Seconds(double ms) {
+  return ms > 0 ? absl::StrFormat("%.2f s", ms / 1000) : "-";
+}
+
+// Submits the kernels one after another, each when the previous one has
+// finished; the table as GetSweep would give it, with the wall time each
+// submit took here. Returns false when kbd became unreachable (`err` says
+// so).
+bool RunSerial(const GlobalOptions& global, KbenchClient& client,
+               const SweepOptions& options,
+               const std::map<std::string, std::string>& sources,
+               v1::Sweep* sweep, absl::Status* unreachable) {
+  for (v1::SweepRow& row : *sweep->mutable_rows()) {
+    if (row.filename().empty()) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    v1::SubmitJobRequest request;
+    request.set_kind(sweep->kind());
+    v1::KernelRequest* kernel = request.mutable_kernel();
+    kernel->set_source(sources.at(row.filename()));
+    kernel->set_filename(row.filename());
+    kernel->set_problem(row.problem());
+    kernel->set_session_id(options.session);
+    absl::StatusOr<v1::SubmitJobResponse> submitted = client.SubmitJob(request);
+    absl::StatusOr<v1::Job> job =
+        submitted.ok() ? WaitForJob(client, submitted->job().id(),
+                                    absl::Seconds(global.timeout_s), nullptr)
+                       : absl::StatusOr<v1::Job>(submitted.status());
+    if (!job.ok()) {
+      // An unreachable kbd ends the sweep; a refused submit is this row's.
+      if (job.status().code() == absl::StatusCode::kUnavailable &&
+          !client.Connected()) {
+        *unreachable = job.status();
+        return false;
+      }
+      if (submitted.ok()) row.set_job_id(submitted->job().id());
+      *row.mutable_error() = ToErrorProto(job.status());
+      continue;
+    }
+    row.set_job_id(job->id());
+    FillSweepRow(*job, &row);
+    row.set_wall_ms(std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - t0)
+                        .count());
+  }
+  SummarizeSweep(sweep);
+  return true;
+}
+
+// Submits the kernels as one sweep and follows its jobs until each is
+// done or the timeout passes; the table is GetSweep's.
+absl::StatusOr<v1::Sweep> RunBatch(
+    const GlobalOptions& global, KbenchClient& client,
+    const SweepOptions& options,
+    const std::map<std::string, std::string>& sources, const v1::Sweep& plan,
+    std::ostream& err) {
+  v1::SubmitSweepRequest request;
+  request.set_suite(plan.suite());
+  request.set_kind(plan.kind());
+  for (const v1::SweepRow& row : plan.rows()) {
+    if (row.filename().empty()) continue;
+    v1::KernelRequest* kernel = request.add_kernels();
+    kernel->set_source(sources.at(row.filename()));
+    kernel->set_filename(row.filename());
+    kernel->set_problem(row.problem());
+    kernel->set_session_id(options.session);
+  }
+  if (request.kernels().empty()) return plan;
+  ASSIGN_OR_RETURN(v1::SubmitSweepResponse submitted,
+                   client.SubmitSweep(request));
+  const std::string& id = submitted.sweep().id();
+  err << "sweep: " << id << " holds " << submitted.sweep().jobs()
+      << " jobs (`kbctl watch JOB` follows one)\n";
+  const absl::Time deadline = absl::Now() + absl::Seconds(global.timeout_s);
+  for (const v1::SweepRow& row : submitted.sweep().rows()) {
+    if (row.job_id().empty()) continue;
+    absl::StatusOr<v1::Job> job =
+        WaitForJob(client, row.job_id(), deadline - absl::Now(), nullptr);
+    if (job.ok()) {
+      err << "sweep: " << row.problem() << ": "
+          << VerdictName(job->result().verdict()) << "\n";
+      continue;
+    }
+    if (job.status().code() == absl::StatusCode::kUnavailable &&
+        !client.Connected()) {
+      return job.status();
+    }
+    // Out of time: the table shows where every job stands.
+    err << "sweep: " << job.status().message() << "\n";
+    break;
+  }
+  v1::GetSweepRequest get;
+  get.set_sweep_id(id);
+  ASSIGN_OR_RETURN(v1::GetSweepResponse got, client.GetSweep(get));
+  return std::move(*got.mutable_sweep());
+}
+
 }  // namespace
 
-std::string FormatSweep(const std::string& suite,
-                        const std::vector<SweepRow>& rows,
+std::string FormatSweep(const v1::Sweep& sweep,
                         const std::vector<std::string>& notes) {
-  std::string out =
-      absl::StrCat("sweep of suite ", suite, ": ", rows.size(),
-                   rows.size() == 1 ? " problem\n\n" : " problems\n\n");
-  absl::StrAppend(&out,
-                  "| problem | kernel | verdict | speedup | of floor | wall |\n"
-                  "|---|---|---|---:|---:|---:|\n");
-  double log_sum = 0;
-  int passed = 0;
-  for (const SweepRow& r : rows) {
-    std::string verdict = "-", speedup = "-", floor = "-", wall = "-";
-    if (r.submitted) {
-      const v1::JobResult& result = r.job.result();
-      verdict = VerdictName(result.verdict());
-      const v1::TimingReport& t = result.timing();
-      if (result.verdict() == v1::VERDICT_PASSED && t.speedup() > 0) {
-        speedup = absl::StrFormat("%.2fx", t.speedup());
-        log_sum += std::log(t.speedup());
-        ++passed;
-        const double kernel_us = BasisKernelUs(t);
-        if (t.floor_us() > 0 && kernel_us > 0) {
-          floor = absl::StrFormat("%.1f %%", 100 * t.floor_us() / kernel_us);
-        }
+  const int n = sweep.rows_size();
+  std::string out = absl::StrCat("sweep of suite ", sweep.suite(), ": ", n,
+                                 n == 1 ? " problem\n\n" : " problems\n\n");
+  absl::StrAppend(
+      &out,
+      "| problem | kernel | verdict | speedup | of floor | run | wall |\n"
+      "|---|---|---|---:|---:|---:|---:|\n");
+  for (const v1::SweepRow& r : sweep.rows()) {
+    std::string speedup = "-", floor = "-";
+    if (r.verdict() == v1::VERDICT_PASSED && r.speedup() > 0) {
+      speedup = absl::StrFormat("%.2fx", r.speedup());
+      if (r.floor_us() > 0 && r.kernel_us() > 0) {
+        floor = absl::StrFormat("%.1f %%", 100 * r.floor_us() / r.kernel_us());
       }
-      wall = absl::StrFormat("%.2f s", r.wall_s);
-    } else {
-      verdict = r.file.empty() ? "no kernel" : "not run";
     }
-    absl::StrAppend(&out, "| ", r.problem, " | ", r.file.empty() ? "-" : r.file,
-                    " | ", verdict, " | ", speedup, " | ", floor, " | ", wall,
+    absl::StrAppend(&out, "| ", r.problem(), " | ",
+                    r.filename().empty() ? "-" : r.filename(), " | ",
+                    RowState(r), " | ", speedup, " | ", floor, " | ",
+                    Seconds(r.runner_ms()), " | ", Seconds(r.wall_ms()),
                     " |\n");
   }
   absl::StrAppend(
       &out, "\n",
-      passed > 0
+      sweep.geomean_speedup() > 0
           ? absl::StrFormat("geomean speedup over the %d passed: %.2fx\n",
-                            passed, std::exp(log_sum / passed))
+                            sweep.passed(), sweep.geomean_speedup())
           : std::string("geomean speedup: none passed\n"));
-  for (const SweepRow& r : rows) {
-    if (!r.error.empty()) absl::StrAppend(&out, r.problem, ": ", r.error, "\n");
+  for (const v1::SweepRow& r : sweep.rows()) {
+    if (r.error().code() != 0) {
+      absl::StrAppend(&out, r.problem(), ": ", r.error().message(), "\n");
+    }
   }
   for (const std::string& note : notes) absl::StrAppend(&out, note, "\n");
   return out;
@@ -156,63 +245,42 @@ int RunSweep(const GlobalOptions& global, const SweepOptions& options,
       KernelFiles(options.dir, &sources, &notes);
   if (!files.ok()) return ReportError(files.status(), "", false, err);
 
-  std::vector<SweepRow> rows;
-  bool all_passed = true;
+  // The table to fill: a row per problem of the suite, with its file.
+  v1::Sweep sweep;
+  sweep.set_suite(options.suite);
+  sweep.set_kind(v1::JOB_KIND_SUBMIT);
   for (const v1::Problem& problem : problems->problems()) {
-    SweepRow row;
-    row.problem = problem.name();
+    v1::SweepRow* row = sweep.add_rows();
+    row->set_problem(problem.name());
     auto file = files->find(problem.name());
-    if (file == files->end()) {
-      row.error = absl::StrCat("no .cu file in ", options.dir,
-                               " has `// @kb problem ", problem.name(), "`");
-      all_passed = false;
-      rows.push_back(std::move(row));
-      continue;
-    }
-    row.file = file->second;
-    err << "sweep: submitting " << row.file << " for " << row.problem << "\n";
-    const auto t0 = std::chrono::steady_clock::now();
-    v1::SubmitJobRequest request;
-    request.set_kind(v1::JOB_KIND_SUBMIT);
-    v1::KernelRequest* kernel = request.mutable_kernel();
-    kernel->set_source(sources[row.file]);
-    kernel->set_filename(row.file);
-    kernel->set_problem(row.problem);
-    kernel->set_session_id(options.session);
-    absl::StatusOr<v1::SubmitJobResponse> submitted = client.SubmitJob(request);
-    absl::StatusOr<v1::Job> job =
-        submitted.ok() ? WaitForJob(client, submitted->job().id(),
-                                    absl::Seconds(global.timeout_s), nullptr)
-                       : absl::StatusOr<v1::Job>(submitted.status());
-    row.wall_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-            .count();
-    if (job.ok()) {
-      row.submitted = true;
-      row.job = *std::move(job);
-      all_passed &= row.job.result().verdict() == v1::VERDICT_PASSED;
+    if (file != files->end()) {
+      row->set_filename(file->second);
     } else {
-      // An unreachable kbd ends the sweep; a refused submit is this row's.
-      if (job.status().code() == absl::StatusCode::kUnavailable &&
-          !client.Connected()) {
-        return FailCommand(job.status(), global, client, err);
-      }
-      row.error =
-          absl::StrCat(StatusCodeName(static_cast<int>(job.status().code())),
-                       ": ", job.status().message());
-      all_passed = false;
+      notes.push_back(absl::StrCat(problem.name(), ": no .cu file in ",
+                                   options.dir, " has `// @kb problem ",
+                                   problem.name(), "`"));
     }
-    rows.push_back(std::move(row));
+  }
+  if (options.serial) {
+    absl::Status unreachable;
+    if (!RunSerial(global, client, options, sources, &sweep, &unreachable)) {
+      return FailCommand(unreachable, global, client, err);
+    }
+  } else {
+    absl::StatusOr<v1::Sweep> done =
+        RunBatch(global, client, options, sources, sweep, err);
+    if (!done.ok()) return FailCommand(done.status(), global, client, err);
+    sweep = *std::move(done);
   }
   if (global.json) {
-    v1::ListJobsResponse jobs;
-    for (const SweepRow& r : rows) {
-      if (r.submitted) *jobs.add_jobs() = r.job;
-    }
-    const int printed = PrintJson(jobs, out, err);
+    const int printed = PrintJson(sweep, out, err);
     if (printed != kExitOk) return printed;
   } else {
-    out << FormatSweep(options.suite, rows, notes);
+    out << FormatSweep(sweep, notes);
+  }
+  bool all_passed = true;
+  for (const v1::SweepRow& r : sweep.rows()) {
+    all_passed &= !r.job_id().empty() && r.verdict() == v1::VERDICT_PASSED;
   }
   return all_passed ? kExitOk : kExitNotPassed;
 }

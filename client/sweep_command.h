@@ -1,8 +1,13 @@
 // kbctl sweep --suite S DIR: submits, for every problem of suite S, the
-// kernel file of DIR that names it (`// @kb problem NAME`), one after the
-// other, and prints a table: verdict, speedup, fraction of the physical
-// floor (speed of light) and wall time per problem, and the geometric mean
-// of the speedups of those that passed.
+// kernel file of DIR that names it (`// @kb problem NAME`), and prints a
+// table: verdict, speedup, fraction of the physical floor (speed of
+// light), runner time and wall time per problem, and the geometric mean of
+// the speedups of those that passed.
+//
+// By default the kernels go to kbd as one sweep (SubmitSweep), so they run
+// on every free worker at once and their wall times include waiting for
+// each other; with --serial each is submitted when the previous one has
+// finished, so each wall time is one submit's latency as a user sees it.
 //
 // DIR is the user's, but still bounded: its first kMaxSweepFiles `.cu`
 // files (by name) are read, each up to kMaxSweepFileBytes; a file over
@@ -33,25 +38,13 @@ struct SweepOptions {
   std::string dir;
   // Session id the submits are recorded under; empty for none.
   std::string session;
+  // Submit one kernel at a time instead of as one sweep.
+  bool serial = false;
 };
 
-// One problem of the sweep.
-struct SweepRow {
-  std::string problem;
-  // The kernel file (its name in DIR); empty when none names the problem.
-  std::string file;
-  // Set when the submit ran: its job, as GetJob returns it when done.
-  bool submitted = false;
-  v1::Job job;
-  // Why it did not run or finish (no kernel file, a refused submit).
-  std::string error;
-  double wall_s = 0;
-};
-
-// The table (Markdown) and the geometric mean line; `notes` (files skipped
-// and why) follow it.
-std::string FormatSweep(const std::string& suite,
-                        const std::vector<SweepRow>& rows,
+// The table (Markdown) and the geometric mean line; each row's error and
+// then `notes` (files skipped and why) follow it.
+std::string FormatSweep(const v1::Sweep& sweep,
                         const std::vector<std::string>& notes);
 
 // The command: 0 when every problem of the suite passed, 1 when one did

@@ -205,6 +205,7 @@ absl::Status Kbd::Start() {
   core.job_service.timing_max_rel_stderr = o.timing_max_rel_stderr;
   core.job_service.budget_scale = o.budget_scale;
   core.job_service.run_golden_problems = o.run_golden_problems;
+  core.job_service.max_unfinished_jobs = o.max_unfinished_jobs;
   p->core = std::make_unique<Core>(
       core,
       Core::Deps{p->store.get(), p->problems.get(), p->compile_service.get(),
@@ -225,8 +226,8 @@ absl::Status Kbd::Start() {
   p->retention->Start();
 
   // gRPC.
-  p->kbench_grpc =
-      std::make_unique<KbenchGrpcService>(c.job_service(), c.agent_service());
+  p->kbench_grpc = std::make_unique<KbenchGrpcService>(
+      c.job_service(), c.sweep_service(), c.agent_service());
   p->worker_grpc =
       std::make_unique<WorkerGrpcService>(c.scheduler(), p->worker_auth.get());
   grpc::EnableDefaultHealthCheckService(true);
@@ -266,7 +267,8 @@ absl::Status Kbd::Start() {
   ho.allowed_hosts = o.http_allowed_hosts;
   ho.allowed_origins = o.http_allowed_origins;
   p->dashboard = std::make_unique<DashboardApi>(
-      c.job_service(), c.agent_service(), c.workers(), c.scheduler());
+      c.job_service(), c.sweep_service(), c.agent_service(), c.workers(),
+      c.scheduler());
   ho.routes.push_back([dashboard = p->dashboard.get()](httplib::Server& s) {
     dashboard->Install(s);
   });

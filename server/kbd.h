@@ -81,6 +81,8 @@ class Kbd {
     int budget_scale = 1;
     // Run GPU jobs of golden-kernel problems (not yet verified on a GPU).
     bool run_golden_problems = false;
+    // Most jobs unfinished at once; past it submits are RESOURCE_EXHAUSTED.
+    int max_unfinished_jobs = 4096;
     // Retention: age limit in days (0 = none) and size limit (0 = none).
     int retention_days = 30;
     int64_t store_max_bytes = int64_t{2} << 30;

@@ -163,6 +163,11 @@ int main(int argc, char** argv) {
                  "whose runners run under a profiler such as Nsight Compute")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
+  app.add_option("--max-unfinished-jobs", flags.max_unfinished_jobs,
+                 "Most jobs unfinished at once (queued, compiling, waiting "
+                 "for or on a GPU); past it a submit is RESOURCE_EXHAUSTED")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
   app.add_flag("--run-golden-problems", flags.run_golden_problems,
                "Run GPU jobs of problems whose reference is a golden kernel "
                "(kernels/problems/*/; their runner path has not yet been "

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/digest.h"
 #include "base/status_macros.h"
 #include "contract/problem_util.h"
 #include "runner/check/correctness_checker.h"
@@ -20,10 +21,13 @@ absl::Status ProblemCheck::Check(const v1::RunnerJob& job,
   if (problem.reference() != v1::REFERENCE_OP_GOLDEN_KERNEL) {
     return absl::OkStatus();
   }
-  // Each part hashed on its own: no copy of the cubins per job.
+  // Each part hashed on its own: no copy of the cubins per job. The
+  // problem's digest serializes deterministically: its map fields (shape
+  // dims) would otherwise come out in any order, and every job's copy of
+  // the problem would miss the cache.
   const std::hash<std::string> hash;
   const std::string key =
-      absl::StrCat(problem.name(), ":", hash(problem.SerializeAsString()), ":",
+      absl::StrCat(problem.name(), ":", ProtoDigest(problem), ":",
                    hash(job.golden_cubin()), ":", hash(job.baseline_cubin()));
   auto it = done_.find(key);
   if (it != done_.end()) return it->second;

@@ -183,7 +183,7 @@ absl::Status PlanCounters::Add(ProfilePreset preset, const Candidate& candidate,
     };
     absl::StatusOr<CounterProfiler::Collection> ref =
         (*profiler)->Collect(metrics, flush, L2Flusher::kKernels, run_reference,
-                             sized_image ? reference->EagerLaunches() : 0);
+                             sized_image ? reference->EagerKernels() : 0);
     if (ref.ok()) {
       double total_us = 0;
       for (const CounterProfiler::Range& r : ref->ranges) {

@@ -165,7 +165,12 @@ int GatherLinearReference::EagerLaunches() {
   if (!launches_) {
     launches_ = CountLaunches(ctx_, [this] { return RunEager(); });
   }
-  return *launches_;
+  return launches_->kernels + launches_->memsets;
+}
+
+int GatherLinearReference::EagerKernels() {
+  EagerLaunches();
+  return launches_->kernels;
 }
 
 int64_t GatherLinearReference::EagerScratchBytes() const {

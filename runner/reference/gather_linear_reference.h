@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/reference/lt_util.h"
 #include "runner/reference/reference_op.h"
 
 namespace kbench {
@@ -33,6 +34,7 @@ class GatherLinearReference : public ReferenceOp {
   absl::Status RunEager() override;
   const TensorSet::Tensor* EagerOutput(const std::string& name) override;
   int EagerLaunches() override;
+  int EagerKernels() override;
   std::string EagerName() const override;
   int64_t EagerScratchBytes() const override;
 
@@ -56,7 +58,7 @@ class GatherLinearReference : public ReferenceOp {
   cublasLtMatrixLayout_t a_desc_ = nullptr, b_desc_ = nullptr,
                          d_desc_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
-  std::optional<int> launches_;
+  std::optional<LaunchCount> launches_;
 };
 
 }  // namespace kbench

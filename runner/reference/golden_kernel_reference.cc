@@ -308,6 +308,12 @@ absl::Status GoldenKernelReference::Prepare(const TensorSet& tensors) {
     o.extents = t.extents;
     o.elements = t.elements;
     ASSIGN_OR_RETURN(o.buffer, DeviceBuffer::Allocate(t.buffer.bytes()));
+    // Poisoned, as a candidate's outputs are: an element the baseline
+    // never writes then reads as not finite, not as a stale value.
+    CUDA_RETURN_IF_ERROR(
+        LaunchFillNaN(o.buffer.get(), t.spec->dtype(), t.elements,
+                      ctx_->stream()),
+        absl::StrCat("poisoning the baseline's output '", t.spec->name(), "'"));
     own[t.spec->name()] = reinterpret_cast<CUdeviceptr>(o.buffer.get());
     outputs_.push_back(std::move(o));
   }
@@ -374,7 +380,12 @@ int GoldenKernelReference::EagerLaunches() {
   if (!launches_) {
     launches_ = CountLaunches(ctx_, [this] { return RunEager(); });
   }
-  return *launches_;
+  return launches_->kernels + launches_->memsets;
+}
+
+int GoldenKernelReference::EagerKernels() {
+  EagerLaunches();
+  return launches_->kernels;
 }
 
 std::string GoldenKernelReference::EagerName() const {

@@ -27,6 +27,7 @@
 #include "kbench/v1/worker.pb.h"
 #include "runner/device/candidate_module.h"
 #include "runner/host/matmul_layout.h"
+#include "runner/reference/lt_util.h"
 #include "runner/reference/reference_op.h"
 
 namespace kbench {
@@ -47,6 +48,7 @@ class GoldenKernelReference : public ReferenceOp {
   absl::Status RunEager() override;
   const TensorSet::Tensor* EagerOutput(const std::string& name) override;
   int EagerLaunches() override;
+  int EagerKernels() override;
   std::string EagerName() const override;
   int64_t EagerScratchBytes() const override;
 
@@ -100,7 +102,7 @@ class GoldenKernelReference : public ReferenceOp {
   std::unique_ptr<BoundPlan> bound_;
   std::vector<Step> steps_;
   bool uses_lt_ = false;
-  std::optional<int> launches_;
+  std::optional<LaunchCount> launches_;
 };
 
 }  // namespace kbench

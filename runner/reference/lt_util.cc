@@ -54,11 +54,11 @@ absl::StatusOr<cublasLtMatmulAlgo_t> ChooseAlgo(DeviceContext* ctx,
   return heuristic.algo;
 }
 
-int CountLaunches(DeviceContext* ctx,
-                  const std::function<absl::Status()>& run) {
+LaunchCount CountLaunches(DeviceContext* ctx,
+                          const std::function<absl::Status()>& run) {
   cudaStream_t s = ctx->stream();
   cudaGraph_t graph = nullptr;
-  int count = 0;
+  LaunchCount count;
   if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) ==
       cudaSuccess) {
     const absl::Status ran = run();
@@ -70,10 +70,8 @@ int CountLaunches(DeviceContext* ctx,
       for (cudaGraphNode_t node : nodes) {
         cudaGraphNodeType type;
         cudaGraphNodeGetType(node, &type);
-        if (type == cudaGraphNodeTypeKernel ||
-            type == cudaGraphNodeTypeMemset) {
-          ++count;
-        }
+        if (type == cudaGraphNodeTypeKernel) ++count.kernels;
+        if (type == cudaGraphNodeTypeMemset) ++count.memsets;
       }
     }
     if (graph) cudaGraphDestroy(graph);

@@ -34,9 +34,16 @@ absl::StatusOr<cublasLtMatmulAlgo_t> ChooseAlgo(DeviceContext* ctx,
                                                 cublasLtMatrixLayout_t b,
                                                 cublasLtMatrixLayout_t d);
 
-// Kernel and memset nodes of a CUDA graph captured from `run` (0 when it
-// cannot be captured; the capture's error is cleared).
-int CountLaunches(DeviceContext* ctx, const std::function<absl::Status()>& run);
+// The kernel and memset nodes of a CUDA graph captured from `run` (zeros
+// when it cannot be captured; the capture's error is cleared). Kept apart:
+// CUPTI's kernel records, which split runs and size counter images, hold
+// kernels only, while the launch count a report gives holds both.
+struct LaunchCount {
+  int kernels = 0;
+  int memsets = 0;
+};
+LaunchCount CountLaunches(DeviceContext* ctx,
+                          const std::function<absl::Status()>& run);
 
 }  // namespace kbench
 

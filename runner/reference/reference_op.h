@@ -46,9 +46,11 @@ class ReferenceOp {
   // The eager pipeline's output buffer for `name` (valid after
   // PrepareEager), to check it against the golden result.
   virtual const TensorSet::Tensor* EagerOutput(const std::string& name) = 0;
-  // Kernels (and memsets) one RunEager launches, counted by capturing it
+  // Kernels and memsets one RunEager launches, counted by capturing it
   // into a CUDA graph; 0 when unknown.
   virtual int EagerLaunches() = 0;
+  // Of those, the kernels: what CUPTI's kernel records of one run hold.
+  virtual int EagerKernels() = 0;
   // e.g. "torch.cat (concat kernel) + cuBLASLt GEMM with bias epilogue".
   virtual std::string EagerName() const = 0;
   // Device memory the eager pipeline allocates beyond the problem's tensors

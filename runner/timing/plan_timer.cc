@@ -110,7 +110,7 @@ absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
         [&](const std::string& n) {
           return entries.count(n) == 0 && !IsHarnessKernel(n);
         },
-        reference->EagerLaunches(), skip, /*from_submitted=*/false);
+        reference->EagerKernels(), skip, /*from_submitted=*/false);
   }
   if (k_us.empty() || r_us.empty()) {
     spdlog::info(
@@ -188,7 +188,7 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
           [&](const std::string& n) {
             return entries.count(n) == 0 && !IsHarnessKernel(n);
           },
-          reference->EagerLaunches(), options.warmup);
+          reference->EagerKernels(), options.warmup);
       if (!kernel_us.empty()) {
         *timing->mutable_kernel_gpu() = ComputeStats(kernel_us);
       }

@@ -2,10 +2,9 @@
 
 #include <algorithm>
 
-#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "base/random_id.h"
 #include "base/status_macros.h"
 #include "base/text_diff.h"
 #include "base/untrusted_input.h"
@@ -50,11 +49,7 @@ absl::StatusOr<v1::Session> AgentService::CreateSession(
   RETURN_IF_ERROR(ValidateSessionId(id));
   RETURN_IF_ERROR(ValidateSessionId(problem, "problem"));
   if (!problem.empty()) RETURN_IF_ERROR(problems_->Find(problem).status());
-  const std::string sid =
-      id.empty()
-          ? absl::StrFormat("s-%012x", absl::Uniform<uint64_t>(absl::BitGen()) &
-                                           0xffffffffffffull)
-          : id;
+  const std::string sid = id.empty() ? NewRandomId("s-") : id;
   return sessions_->Create(sid, problem);
 }
 

@@ -33,6 +33,8 @@ Core::Core(const Options& options, const Deps& deps) {
   jd.holdout_keys =
       deps.holdout_keys != nullptr ? deps.holdout_keys : own_keys_.get();
   job_service_ = std::make_unique<JobService>(options.job_service, jd);
+  sweep_service_ = std::make_unique<SweepService>(
+      options.sweep_service, job_service_.get(), deps.store);
   agent_service_ =
       std::make_unique<AgentService>(AgentService::Options{}, sessions_.get(),
                                      deps.store, deps.problems, jobs_.get());
@@ -42,6 +44,7 @@ Core::~Core() {
   // Reverse of construction, spelled out: the scheduler's threads stop
   // before the finisher they call, the job service before the scheduler.
   agent_service_.reset();
+  sweep_service_.reset();
   job_service_.reset();
   scheduler_.reset();
   finisher_.reset();

@@ -1,9 +1,9 @@
 // Core: the server core's objects, built in dependency order and destroyed
 // in reverse: the worker registry, job table, sessions, job finisher,
-// scheduler (which reports finished leases to the finisher), job service
-// and agent service. kbd's composition root (server/kbd.cc) builds one on
-// its store, problems and compile service, and the core's own tests build
-// the same one, so that what they test is what kbd runs.
+// scheduler (which reports finished leases to the finisher), job service,
+// sweep service and agent service. kbd's composition root (server/kbd.cc)
+// builds one on its store, problems and compile service, and the core's own
+// tests build the same one, so that what they test is what kbd runs.
 //
 // Ownership: owns the objects above; borrows the Deps, which must outlive
 // it. Call the compile service's Shutdown() before destroying a Core that
@@ -25,6 +25,7 @@
 #include "server/core/job_table.h"
 #include "server/core/scheduler.h"
 #include "server/core/sessions.h"
+#include "server/core/sweep_service.h"
 #include "server/core/worker_registry.h"
 #include "server/store/store.h"
 
@@ -37,6 +38,8 @@ class Core {
     Scheduler::Options scheduler;
     // Worker grace, timing limits.
     JobService::Options job_service;
+    // Sweep size limits.
+    SweepService::Options sweep_service;
   };
   // What the core uses and does not own.
   struct Deps {
@@ -61,6 +64,7 @@ class Core {
   JobFinisher* finisher() const { return finisher_.get(); }
   Scheduler* scheduler() const { return scheduler_.get(); }
   JobService* job_service() const { return job_service_.get(); }
+  SweepService* sweep_service() const { return sweep_service_.get(); }
   AgentService* agent_service() const { return agent_service_.get(); }
 
  private:
@@ -71,6 +75,7 @@ class Core {
   std::unique_ptr<JobFinisher> finisher_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<JobService> job_service_;
+  std::unique_ptr<SweepService> sweep_service_;
   std::unique_ptr<AgentService> agent_service_;
 };
 

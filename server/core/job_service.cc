@@ -8,9 +8,9 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/error_proto.h"
+#include "base/random_id.h"
 #include "base/status_macros.h"
 #include "base/untrusted_input.h"
 #include "contract/hidden_redact.h"
@@ -23,12 +23,6 @@
 namespace kbench {
 
 namespace {
-
-std::string NewJobId() {
-  absl::BitGen gen;
-  return absl::StrFormat("j-%012x",
-                         absl::Uniform<uint64_t>(gen) & 0xffffffffffffull);
-}
 
 v1::JobResult ErrorResult(v1::Verdict verdict, const absl::Status& status) {
   v1::JobResult r;
@@ -85,9 +79,10 @@ absl::Status JobService::CheckGpuAvailable() const {
 }
 
 absl::StatusOr<v1::Job> JobService::Submit(v1::JobKind kind,
-                                           const v1::KernelRequest& request) {
+                                           const v1::KernelRequest& request,
+                                           const std::string& sweep_id) {
   const absl::Time t0 = absl::Now();
-  absl::StatusOr<v1::Job> job = Start(kind, request);
+  absl::StatusOr<v1::Job> job = Start(kind, request, sweep_id);
   if (!job.ok()) {
     // A refused call is a turn of its session too.
     sessions_->RecordRefused(request.session_id(), kind,
@@ -97,11 +92,25 @@ absl::StatusOr<v1::Job> JobService::Submit(v1::JobKind kind,
   return job;
 }
 
+absl::Status JobService::CheckCapacity(int more) const {
+  const int unfinished = jobs_->UnfinishedCount();
+  if (unfinished + more <= options_.max_unfinished_jobs) {
+    return absl::OkStatus();
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "kbd holds ", unfinished, " unfinished jobs and takes at most ",
+      options_.max_unfinished_jobs, " at once (--max-unfinished-jobs)",
+      more > 1 ? absl::StrCat(", so not ", more, " more") : "",
+      ": wait for some to finish, or cancel some, and submit again"));
+}
+
 absl::StatusOr<v1::Job> JobService::Start(v1::JobKind kind,
-                                          const v1::KernelRequest& request) {
-  const std::string id = NewJobId();
+                                          const v1::KernelRequest& request,
+                                          const std::string& sweep_id) {
+  const std::string id = NewRandomId("j-");
   ASSIGN_OR_RETURN(Prepared p, Prepare(kind, request, id));
   if (kind != v1::JOB_KIND_COMPILE) RETURN_IF_ERROR(CheckGpuAvailable());
+  RETURN_IF_ERROR(CheckCapacity(1));
   v1::Job job;
   job.set_id(id);
   job.set_kind(kind);
@@ -112,6 +121,7 @@ absl::StatusOr<v1::Job> JobService::Start(v1::JobKind kind,
   job.set_session_id(p.request.session_id());
   job.set_source_digest(p.digest);
   job.set_filename(p.request.filename());
+  job.set_sweep_id(sweep_id);
   job.set_created_unix_ms(absl::ToUnixMillis(absl::Now()));
   job.set_updated_unix_ms(job.created_unix_ms());
   RETURN_IF_ERROR(store_->PutSource(p.digest, p.request.source()));

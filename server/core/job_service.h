@@ -72,6 +72,10 @@ class JobService {
     // until that runner path has been verified on a GPU: such problems
     // then answer FAILED_PRECONDITION to the GPU tools, compile works.
     bool run_golden_problems = false;
+    // Most jobs unfinished at once (queued, compiling, waiting for or on a
+    // GPU): past it a submit is RESOURCE_EXHAUSTED, so that no client can
+    // fill kbd's memory and queue (a sweep counts all its kernels).
+    int max_unfinished_jobs = 4096;
   };
 
   // What the service uses; every pointer is borrowed and required.
@@ -91,9 +95,11 @@ class JobService {
   JobService(const Options& options, const Deps& deps);
 
   // Validates and starts a job; returns it in its first stage. A refusal
-  // is recorded as a turn of the request's session.
+  // is recorded as a turn of the request's session. `sweep_id` names the
+  // sweep the job belongs to (SweepService), if any.
   absl::StatusOr<v1::Job> Submit(v1::JobKind kind,
-                                 const v1::KernelRequest& request);
+                                 const v1::KernelRequest& request,
+                                 const std::string& sweep_id = "");
 
   // Submit and wait: `done` is called once, with the finished job, or with
   // the reason the request was refused. Returns the job id ("" if refused)
@@ -125,6 +131,10 @@ class JobService {
   absl::StatusOr<v1::ListProblemsResponse> ListProblems(
       const v1::ListProblemsRequest& request) const;
 
+  // ResourceExhausted when `more` new jobs would take the unfinished jobs
+  // past Options::max_unfinished_jobs.
+  absl::Status CheckCapacity(int more) const;
+
   // Restarts jobs that were unfinished when kbd stopped.
   void Recover();
 
@@ -137,7 +147,8 @@ class JobService {
   // The shape sets a job checks (and, for a submission, its hidden cases).
   absl::Status ChooseCheckSets(const std::string& job_id, Prepared* p) const;
   absl::StatusOr<v1::Job> Start(v1::JobKind kind,
-                                const v1::KernelRequest& request);
+                                const v1::KernelRequest& request,
+                                const std::string& sweep_id);
 
   absl::Status CheckGpuAvailable() const;
   void StartCompile(const std::string& job_id, const Prepared& prepared);

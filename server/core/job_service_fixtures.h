@@ -63,7 +63,8 @@ class JobServiceFixture : public ::testing::Test {
 
   // Builds the core (as server/kbd.cc does) on the store in dir_.
   void Build(absl::Duration worker_grace = absl::ZeroDuration(),
-             int budget_scale = 1, bool run_golden_problems = false) {
+             int budget_scale = 1, bool run_golden_problems = false,
+             int max_unfinished_jobs = 4096) {
     auto store = Store::Open({dir_.path() + "/kbench.db"});
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
@@ -78,6 +79,7 @@ class JobServiceFixture : public ::testing::Test {
     o.job_service.worker_grace = worker_grace;
     o.job_service.budget_scale = budget_scale;
     o.job_service.run_golden_problems = run_golden_problems;
+    o.job_service.max_unfinished_jobs = max_unfinished_jobs;
     // kbd's secret file in the same directory: a restart keeps it.
     auto keys = HoldoutKeys::Load({"", dir_.path()});
     ASSERT_TRUE(keys.ok()) << keys.status();
@@ -149,16 +151,24 @@ class JobServiceFixture : public ::testing::Test {
     EXPECT_TRUE(job.ok()) << job.status();
     if (!job.ok()) return std::nullopt;
     WaitForStage(job->id(), v1::STAGE_WAITING_GPU);
+    return LeaseAs(worker);
+  }
+
+  // Asks for a lease as `worker` would (waiting up to `wait` for a job);
+  // the lease, empty when none came.
+  std::optional<Scheduler::Lease> LeaseAs(
+      const v1::WorkerInfo& worker, absl::Duration wait = absl::Seconds(5)) {
     auto lease = std::make_shared<std::optional<Scheduler::Lease>>();
     auto leased = std::make_shared<absl::Notification>();
     EXPECT_TRUE(scheduler_
-                    ->RequestLease(worker, absl::Seconds(5),
+                    ->RequestLease(worker, wait,
                                    [lease, leased](auto l) {
                                      *lease = std::move(l);
                                      leased->Notify();
                                    })
                     .ok());
-    EXPECT_TRUE(leased->WaitForNotificationWithTimeout(absl::Seconds(10)));
+    EXPECT_TRUE(
+        leased->WaitForNotificationWithTimeout(wait + absl::Seconds(5)));
     return *lease;
   }
 

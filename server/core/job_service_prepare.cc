@@ -149,6 +149,21 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
         "on it; run_correctness, profile_kernel, sanitize_kernel and "
         "submit_kernel do not"));
   }
+  // The timer tells a candidate's kernels from its baseline's by their
+  // names (CUPTI's records name a kernel, not its module): the names must
+  // differ.
+  for (const v1::BaselineStep& step : p.problem->baseline().steps()) {
+    if (step.step_case() != v1::BaselineStep::kLaunch) continue;
+    for (const v1::LaunchSpec& launch : p.plan.launches()) {
+      if (launch.entry() == step.launch()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "kernel '", launch.entry(),
+            "' has the name of a kernel of problem '", problem_name,
+            "''s baseline, and the timer tells the two apart by name: rename "
+            "it (in its definition and its // @kb launch line)"));
+      }
+    }
+  }
   // Validated and parsed once; every shape below resolves the parsed form.
   ASSIGN_OR_RETURN(const ParsedPlan parsed,
                    ParsedPlan::Create(p.plan, *p.problem));

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "compiler/nvrtc_compiler.h"
@@ -152,6 +153,28 @@ TEST_F(JobServiceTest, AGpuJobIsLeasedCompletedAndFinishedOnce) {
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->turns(), 1);
   EXPECT_EQ(s->last_tool(), "run_correctness");
+}
+
+// The timer tells a candidate's kernels from the baseline's by name.
+TEST_F(JobServiceTest, AKernelNamedLikeABaselineKernelIsRefused) {
+  v1::KernelRequest r = Request();
+  std::string source =
+      testing::ReadSourceFile("kernels/problems/softmax_fp32/example.cu");
+  ASSERT_NE(source.find("@kb launch softmax "), std::string::npos);
+  absl::StatusOr<v1::Job> ok = service_->Submit(v1::JOB_KIND_COMPILE, [&] {
+    r.set_source(source);
+    return r;
+  }());
+  EXPECT_TRUE(ok.ok()) << ok.status();
+  source = absl::StrReplaceAll(
+      source, {{"@kb launch softmax ", "@kb launch softmax_forward "},
+               {"void softmax(", "void softmax_forward("}});
+  r.set_source(source);
+  absl::StatusOr<v1::Job> clash = service_->Submit(v1::JOB_KIND_COMPILE, r);
+  EXPECT_EQ(clash.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(clash.status().message(),
+              HasSubstr("kernel 'softmax_forward' has the name of a kernel of "
+                        "problem 'softmax_fp32''s baseline"));
 }
 
 // A kbd whose runners run under a profiler multiplies every budget, so

@@ -188,6 +188,15 @@ void JobTable::Evict(absl::Time now) {
   }
 }
 
+int JobTable::UnfinishedCount() const {
+  absl::MutexLock lock(&mu_);
+  int n = 0;
+  for (const auto& [id, e] : jobs_) {
+    if (e.job.stage() != v1::STAGE_DONE) ++n;
+  }
+  return n;
+}
+
 std::vector<v1::Job> JobTable::Unfinished() const {
   absl::MutexLock lock(&mu_);
   std::vector<v1::Job> out;

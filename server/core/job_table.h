@@ -93,6 +93,8 @@ class JobTable {
 
   // Unfinished jobs in memory, in creation order.
   std::vector<v1::Job> Unfinished() const;
+  // How many there are (without copying them).
+  int UnfinishedCount() const;
 
  private:
   // A job's watchers and the changes not yet delivered to them (guarded by

@@ -332,4 +332,20 @@ grpc::ServerUnaryReactor* KbenchGrpcService::CancelJob(
   return Done(ctx, job.status());
 }
 
+grpc::ServerUnaryReactor* KbenchGrpcService::SubmitSweep(
+    grpc::CallbackServerContext* ctx, const v1::SubmitSweepRequest* request,
+    v1::SubmitSweepResponse* response) {
+  absl::StatusOr<v1::Sweep> sweep = sweeps_->Submit(*request);
+  if (sweep.ok()) *response->mutable_sweep() = std::move(*sweep);
+  return Done(ctx, sweep.status());
+}
+
+grpc::ServerUnaryReactor* KbenchGrpcService::GetSweep(
+    grpc::CallbackServerContext* ctx, const v1::GetSweepRequest* request,
+    v1::GetSweepResponse* response) {
+  absl::StatusOr<v1::Sweep> sweep = sweeps_->Get(request->sweep_id());
+  if (sweep.ok()) *response->mutable_sweep() = std::move(*sweep);
+  return Done(ctx, sweep.status());
+}
+
 }  // namespace kbench

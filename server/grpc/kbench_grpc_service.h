@@ -1,9 +1,9 @@
 // KbenchGrpcService: the gRPC front end of kbench.v1.Kbench (callback API).
-// It translates requests and responses and calls JobService; it holds no
-// logic of its own. Statuses are converted in one place (grpc_status.h).
+// It translates requests and responses and calls the core (JobService,
+// SweepService, AgentService); it holds no logic of its own. Statuses are
+// converted in one place (grpc_status.h).
 //
-// Ownership: borrows the JobService and AgentService (must outlive the
-// server).
+// Ownership: borrows the services (they must outlive the server).
 // Thread safety: gRPC calls it from many threads; it keeps no state.
 #ifndef KBENCH_SERVER_GRPC_KBENCH_GRPC_SERVICE_H_
 #define KBENCH_SERVER_GRPC_KBENCH_GRPC_SERVICE_H_
@@ -11,13 +11,14 @@
 #include "kbench/v1/kbench.grpc.pb.h"
 #include "server/core/agent_service.h"
 #include "server/core/job_service.h"
+#include "server/core/sweep_service.h"
 
 namespace kbench {
 
 class KbenchGrpcService final : public v1::Kbench::CallbackService {
  public:
-  KbenchGrpcService(JobService* jobs, AgentService* agent)
-      : jobs_(jobs), agent_(agent) {}
+  KbenchGrpcService(JobService* jobs, SweepService* sweeps, AgentService* agent)
+      : jobs_(jobs), sweeps_(sweeps), agent_(agent) {}
 
   grpc::ServerUnaryReactor* GetGpuSpecs(
       grpc::CallbackServerContext* ctx, const v1::GetGpuSpecsRequest* request,
@@ -77,8 +78,16 @@ class KbenchGrpcService final : public v1::Kbench::CallbackService {
                                       const v1::CancelJobRequest* request,
                                       v1::CancelJobResponse* response) override;
 
+  grpc::ServerUnaryReactor* SubmitSweep(
+      grpc::CallbackServerContext* ctx, const v1::SubmitSweepRequest* request,
+      v1::SubmitSweepResponse* response) override;
+  grpc::ServerUnaryReactor* GetSweep(grpc::CallbackServerContext* ctx,
+                                     const v1::GetSweepRequest* request,
+                                     v1::GetSweepResponse* response) override;
+
  private:
   JobService* jobs_;
+  SweepService* sweeps_;
   AgentService* agent_;
 };
 

@@ -153,6 +153,8 @@ void DashboardApi::Install(httplib::Server& s) {
         bind(&DashboardApi::Compare));
   Route(s, R"(/api/sources/([^/]+))", "GET /api/sources/{digest}",
         bind(&DashboardApi::Source));
+  Route(s, R"(/api/sweeps/([^/]+))", "GET /api/sweeps/{id}",
+        bind(&DashboardApi::Sweep));
 }
 
 absl::StatusOr<json> DashboardApi::Problems(const httplib::Request& req) {
@@ -252,6 +254,11 @@ absl::StatusOr<json> DashboardApi::Source(const httplib::Request& req) {
   const std::string digest = req.matches[1];
   ASSIGN_OR_RETURN(std::string text, jobs_->GetSource(digest));
   return json{{"digest", digest}, {"text", std::move(text)}};
+}
+
+absl::StatusOr<json> DashboardApi::Sweep(const httplib::Request& req) {
+  ASSIGN_OR_RETURN(v1::Sweep sweep, sweeps_->Get(req.matches[1]));
+  return ProtoJson(sweep);
 }
 
 }  // namespace kbench

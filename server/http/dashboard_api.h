@@ -15,8 +15,10 @@
 //   GET /api/sessions/{id}/compare?a=&b=
 //                                     CompareRunsResponse (not a turn)
 //   GET /api/sources/{digest}         a kernel source
+//   GET /api/sweeps/{id}              the Sweep (GetSweep's table)
 //
-// Each route is a thin translation onto JobService, AgentService, the
+// Each route is a thin translation onto JobService, SweepService,
+// AgentService, the
 // WorkerRegistry and the Scheduler: it parses the query strictly (400 with
 // a message naming the parameter and what is allowed), calls the core, and
 // writes protobuf JSON (proto field names, defaults printed, enums by name,
@@ -36,6 +38,7 @@
 #include "server/core/agent_service.h"
 #include "server/core/job_service.h"
 #include "server/core/scheduler.h"
+#include "server/core/sweep_service.h"
 #include "server/core/worker_registry.h"
 
 namespace httplib {
@@ -47,9 +50,13 @@ namespace kbench {
 
 class DashboardApi {
  public:
-  DashboardApi(JobService* jobs, AgentService* agent,
+  DashboardApi(JobService* jobs, SweepService* sweeps, AgentService* agent,
                const WorkerRegistry* workers, const Scheduler* scheduler)
-      : jobs_(jobs), agent_(agent), workers_(workers), scheduler_(scheduler) {}
+      : jobs_(jobs),
+        sweeps_(sweeps),
+        agent_(agent),
+        workers_(workers),
+        scheduler_(scheduler) {}
 
   // Registers the /api/* routes on `server` (before it starts).
   void Install(httplib::Server& server);
@@ -63,8 +70,10 @@ class DashboardApi {
   absl::StatusOr<nlohmann::json> Session(const httplib::Request& req);
   absl::StatusOr<nlohmann::json> Compare(const httplib::Request& req);
   absl::StatusOr<nlohmann::json> Source(const httplib::Request& req);
+  absl::StatusOr<nlohmann::json> Sweep(const httplib::Request& req);
 
   JobService* jobs_;
+  SweepService* sweeps_;
   AgentService* agent_;
   const WorkerRegistry* workers_;
   const Scheduler* scheduler_;

@@ -35,7 +35,7 @@ constexpr char kRoutes[] =
     "tool list), GET /healthz, GET /metrics (Prometheus), and the dashboard "
     "API: GET /api/problems, /api/workers, /api/jobs, /api/jobs/{id}, "
     "/api/sessions, /api/sessions/{id}, /api/sessions/{id}/compare?a=&b=, "
-    "/api/sources/{digest}";
+    "/api/sources/{digest}, /api/sweeps/{id}";
 
 // Seconds a refused (429) call should wait before it retries.
 constexpr char kRetryAfterSeconds[] = "2";

@@ -30,12 +30,14 @@ struct PrunedTable {
   const char* digest;
 };
 
-// Finished jobs (stage 5 is STAGE_DONE; checked below), turns, and the
-// compile cache by last use.
+// Finished jobs (stage 5 is STAGE_DONE; checked below), turns, the
+// compile cache by last use, and sweeps (a sweep whose jobs are gone says
+// so when read).
 constexpr PrunedTable kTables[] = {
     {"jobs", "created_ms", "stage = 5", "source_digest"},
     {"turns", "created_ms", "1", "source_digest"},
     {"compile_cache", "last_used_ms", "1", nullptr},
+    {"sweeps", "created_ms", "1", nullptr},
 };
 static_assert(v1::STAGE_DONE == 5, "kTables filters jobs on STAGE_DONE");
 
@@ -126,6 +128,7 @@ absl::StatusOr<int64_t> Store::PruneBatch(const std::string& table,
   if (table == "jobs") stats_.pruned_jobs += deleted;
   if (table == "turns") stats_.pruned_turns += deleted;
   if (table == "compile_cache") stats_.pruned_compiled += deleted;
+  if (table == "sweeps") stats_.pruned_sweeps += deleted;
   stats_.pruned_sources += sources;
   return deleted;
 }
@@ -162,6 +165,7 @@ absl::StatusOr<Store::PruneStats> Store::Prune(const RetentionPolicy& policy,
     if (table == "jobs") out.jobs += n;
     if (table == "turns") out.turns += n;
     if (table == "compile_cache") out.compiled += n;
+    if (table == "sweeps") out.sweeps += n;
   };
   const Stats before = stats();
 

@@ -309,16 +309,20 @@ TEST(StoreMigrationTest, VersionOneDatabaseIsMigratedKeepingItsRows) {
           "ALTER TABLE sessions DROP COLUMN best_speedup; "
           "ALTER TABLE sessions DROP COLUMN last_tool; "
           "ALTER TABLE sessions DROP COLUMN last_verdict; "
-          "PRAGMA user_version = 1");
+          "DROP TABLE sweeps; PRAGMA user_version = 1");
   Store::Options options;
   options.path = path;
   auto store = Store::Open(options);
   ASSERT_TRUE(store.ok()) << store.status();
-  EXPECT_EQ(QueryInt(path, "PRAGMA user_version"), 3);
+  EXPECT_EQ(QueryInt(path, "PRAGMA user_version"), 4);
   EXPECT_EQ(*(*store)->GetSource("d"), "text");
   EXPECT_EQ(QueryInt(path,
                      "SELECT COUNT(*) FROM sqlite_master WHERE name = "
                      "'turns_by_created'"),
+            1);
+  EXPECT_EQ(QueryInt(path,
+                     "SELECT COUNT(*) FROM sqlite_master WHERE name = "
+                     "'sweeps_by_created'"),
             1);
   EXPECT_TRUE((*store)->CheckWritable().ok());
 }

@@ -1,8 +1,9 @@
 // Store: kbd's embedded SQLite database (WAL mode) for jobs, kernel sources,
-// compiled cubins (the persistent compile cache), sessions and their turns.
-// Implemented in store.cc (jobs, sources, compile cache), store_sessions.cc
-// (sessions, turns), store_health.cc (CheckWritable), store_utf8.cc and
-// retention.cc (Prune); the schema is in store_schema.h.
+// compiled cubins (the persistent compile cache), sessions and their turns,
+// and sweeps. Implemented in store.cc (jobs), store_blobs.cc (sources,
+// compile cache), store_sessions.cc (sessions, turns), store_sweeps.cc
+// (sweeps), store_health.cc (CheckWritable), store_utf8.cc and retention.cc
+// (Prune); the schema is in store_schema.h.
 //
 // A row that cannot be read back (a proto that does not parse, text that is
 // not UTF-8, written by an older kbd or by hand) never stops a read: lists
@@ -76,11 +77,12 @@ class Store {
     int64_t pruned_turns = 0;
     int64_t pruned_sources = 0;
     int64_t pruned_compiled = 0;
+    int64_t pruned_sweeps = 0;
   };
 
-  // What Prune deletes. Finished jobs, session turns and compile-cache
-  // entries (by last use) older than max_age go; then, while the store
-  // holds more than max_bytes, the oldest of them go first until it holds
+  // What Prune deletes. Finished jobs, session turns, sweeps and
+  // compile-cache entries (by last use) older than max_age go; then, while the
+  // store holds more than max_bytes, the oldest of them go first until it holds
   // at most 90% of max_bytes. Sources go once no kept job or turn refers
   // to them. Sessions (their summary rows) and unfinished jobs are kept.
   struct RetentionPolicy {
@@ -95,7 +97,7 @@ class Store {
     int batch_rows = 500;
   };
   struct PruneStats {
-    int64_t jobs = 0, turns = 0, sources = 0, compiled = 0;
+    int64_t jobs = 0, turns = 0, sources = 0, compiled = 0, sweeps = 0;
     int64_t used_bytes_before = 0, used_bytes_after = 0;
   };
 
@@ -197,6 +199,14 @@ class Store {
   // UTF-8 are skipped.
   absl::StatusOr<std::vector<v1::Turn>> ListTurns(
       const std::string& session_id);
+
+  // ---- Sweeps (server/store/store_sweeps.cc), stored as made: their rows
+  // name problems and jobs; the jobs' states are read from the jobs.
+  // AlreadyExists if the id is taken; InvalidArgument for an empty id or a
+  // string that is not UTF-8.
+  absl::Status InsertSweep(const v1::Sweep& sweep);
+  // NotFound: "no sweep 'ID'"; DataLoss when the row does not parse.
+  absl::StatusOr<v1::Sweep> GetSweep(const std::string& id);
 
   // ---- Retention (server/store/retention.cc). Deletes what `policy` says, as
   // of `now_unix_ms`, in batches. SQLite keeps freed pages and reuses them

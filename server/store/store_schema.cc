@@ -91,6 +91,18 @@ ALTER TABLE sessions ADD COLUMN last_tool TEXT NOT NULL DEFAULT '';
 ALTER TABLE sessions ADD COLUMN last_verdict INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 4: sweeps (a batch of jobs, one per problem of a suite). The
+// row holds the sweep as made: its rows name the problems and jobs; their
+// states are read from the jobs.
+constexpr char kSchemaV4[] = R"sql(
+CREATE TABLE sweeps(
+  id TEXT PRIMARY KEY NOT NULL,
+  suite TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  sweep BLOB NOT NULL);
+CREATE INDEX sweeps_by_created ON sweeps(created_ms);
+)sql";
+
 // Fills the version-3 columns of rows written before it: a timed turn that
 // passed takes the speedup of its job (a job row that does not parse, or
 // that did not pass, leaves 0), and each session its best speedup and its
@@ -177,6 +189,9 @@ absl::Status MigrateStoreSchema(sqlite3* db) {
   if (version < 3) {
     RETURN_IF_ERROR(SqliteExec(db, kSchemaV3, "migrate schema to version 3"));
     RETURN_IF_ERROR(BackfillSessionSummaries(db));
+  }
+  if (version < 4) {
+    RETURN_IF_ERROR(SqliteExec(db, kSchemaV4, "migrate schema to version 4"));
   }
   // Later versions add their `if (version < N)` steps here.
   if (version == kStoreSchemaVersion) return absl::OkStatus();

@@ -13,7 +13,7 @@ struct sqlite3;
 namespace kbench {
 
 // The schema version this build writes and reads.
-inline constexpr int kStoreSchemaVersion = 3;
+inline constexpr int kStoreSchemaVersion = 4;
 
 // Brings the database to kStoreSchemaVersion in one write transaction:
 // creates every table on an empty database, applies the steps between the

@@ -170,7 +170,7 @@ TEST_F(StoreSummaryTest, VersionTwoDatabaseGetsItsSummariesFilled) {
           "ALTER TABLE sessions DROP COLUMN best_speedup; "
           "ALTER TABLE sessions DROP COLUMN last_tool; "
           "ALTER TABLE sessions DROP COLUMN last_verdict; "
-          "PRAGMA user_version = 2");
+          "DROP TABLE sweeps; PRAGMA user_version = 2");
 
   store_ = Open();
   ASSERT_NE(store_, nullptr);

@@ -427,11 +427,11 @@ TEST_F(StoreTest, ReopeningTheFileKeepsData) {
   EXPECT_EQ(store->AppendTurn(turn)->seq(), 2);
 }
 
-TEST_F(StoreTest, FileDatabaseUsesWalAndSchemaVersion3) {
+TEST_F(StoreTest, FileDatabaseUsesWalAndSchemaVersion4) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(RawQuery("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(RawQuery("PRAGMA user_version"), "3");
+  EXPECT_EQ(RawQuery("PRAGMA user_version"), "4");
 }
 
 TEST_F(StoreTest, NewerSchemaIsRefused) {

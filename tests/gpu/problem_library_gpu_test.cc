@@ -223,13 +223,21 @@ TEST(ProblemLibrarySweepTest, EverySuiteSweepsClean) {
     fs::copy_file(testing::SourcePath(std::string("kernels/examples/") + f),
                   fs::path(dir.path()) / f);
   }
+  // As one sweep (SubmitSweep), then one submit at a time (--serial: each
+  // wall time is one submit's latency).
   for (const char* suite : {"collectives", "core"}) {
-    const testing::CommandResult r = testing::RunCommand(
-        {testing::BinDir() + "/kbctl", "--server", (*kbd)->address(), "sweep",
-         "--suite", suite, dir.path()},
-        {}, absl::Seconds(600));
-    std::printf("kbctl sweep --suite %s:\n%s\n", suite, r.out.c_str());
-    EXPECT_EQ(r.exit_code, 0) << r.err;
+    for (const char* mode : {"--suite", "--serial"}) {
+      std::vector<std::string> args = {testing::BinDir() + "/kbctl", "--server",
+                                       (*kbd)->address(), "sweep"};
+      if (std::string(mode) == "--serial") args.push_back("--serial");
+      args.insert(args.end(), {"--suite", suite, dir.path()});
+      const testing::CommandResult r =
+          testing::RunCommand(args, {}, absl::Seconds(600));
+      std::printf("kbctl sweep %s--suite %s:\n%s\n",
+                  std::string(mode) == "--serial" ? "--serial " : "", suite,
+                  r.out.c_str());
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+    }
   }
 }
 
@@ -286,7 +294,9 @@ TEST(ProblemLibrarySweepTest, GatherLinearAsDataMatchesTheCxxReference) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  EXPECT_NEAR(median(kernel[1]), median(kernel[0]), 0.03 * median(kernel[0]));
+  // 5 %: four submits a side, and the runner's times step by up to 4 %
+  // between jobs (docs/lab/2026-12-05-timing-truth.md).
+  EXPECT_NEAR(median(kernel[1]), median(kernel[0]), 0.05 * median(kernel[0]));
   EXPECT_NEAR(median(reference[1]), median(reference[0]),
               0.10 * median(reference[0]));
 }

@@ -2,6 +2,7 @@
 // commands without a worker, problems, list and status, JSON output and
 // exit codes; and with a fake-runner worker, check, submit and sweep.
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <fstream>
 #include <string>
@@ -154,9 +155,12 @@ TEST_F(KbctlE2eTest, SweepSubmitsOneKernelPerProblemOfTheSuite) {
   EXPECT_NE(r.out.find("sweep of suite collectives: 2 problems"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("| gather_linear_bf16 | - | no kernel | - | - | - |"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("| gather_linear_bf16 | - | no kernel | - | - | - | - |"),
+      std::string::npos)
       << r.out;
+  // One sweep on kbd: its id is on stderr, for `kbctl watch` of its jobs.
+  EXPECT_NE(r.err.find("sweep: sw-"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("| gather_linear_fp32 | a_naive.cu | passed | 4.00x |"),
             std::string::npos)
       << r.out;
@@ -171,6 +175,43 @@ TEST_F(KbctlE2eTest, SweepSubmitsOneKernelPerProblemOfTheSuite) {
             std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("notes.txt"), std::string::npos) << r.out;
+
+  // --serial: the same table, one submit at a time.
+  CommandResult serial =
+      Kbctl({"sweep", "--serial", "--suite", "collectives", dir.path()});
+  EXPECT_EQ(serial.exit_code, 1) << serial.out << serial.err;
+  EXPECT_NE(
+      serial.out.find("| gather_linear_fp32 | a_naive.cu | passed | 4.00x |"),
+      std::string::npos)
+      << serial.out;
+  EXPECT_EQ(serial.err.find("sweep: sw-"), std::string::npos) << serial.err;
+
+  // --json: the Sweep, as GetSweep returns it.
+  CommandResult json_out =
+      Kbctl({"--json", "sweep", "--suite", "collectives", dir.path()});
+  EXPECT_EQ(json_out.exit_code, 1) << json_out.err;
+  const nlohmann::json sweep =
+      nlohmann::json::parse(json_out.out, nullptr,
+                            /*allow_exceptions=*/false);
+  ASSERT_TRUE(sweep.is_object()) << json_out.out;
+  EXPECT_EQ(sweep.value("suite", ""), "collectives");
+  EXPECT_EQ(sweep.value("passed", 0), 1);
+  EXPECT_TRUE(sweep.value("done", false));
+  ASSERT_EQ(sweep["rows"].size(), 2u);
+  // The same table on the dashboard's API; a bad id is 400, an unknown 404.
+  httplib::Client http(kbd_->http_address());
+  auto got = http.Get("/api/sweeps/" + sweep.value("id", std::string()));
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->status, 200) << got->body;
+  const nlohmann::json api = nlohmann::json::parse(got->body, nullptr, false);
+  EXPECT_EQ(api.value("passed", 0), 1) << got->body;
+  EXPECT_EQ(api["rows"].size(), 2u);
+  auto unknown_id = http.Get("/api/sweeps/sw-000000000000");
+  ASSERT_TRUE(unknown_id);
+  EXPECT_EQ(unknown_id->status, 404);
+  auto bad_id = http.Get("/api/sweeps/a%20b");
+  ASSERT_TRUE(bad_id);
+  EXPECT_EQ(bad_id->status, 400);
 
   CommandResult unknown = Kbctl({"sweep", "--suite", "nope", dir.path()});
   EXPECT_EQ(unknown.exit_code, 2);

@@ -173,7 +173,7 @@ TEST_F(ProblemLibraryTest, TheNewProblemsExampleCompiles) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->compile().success()) << r->compile().log();
   ASSERT_EQ(r->compile().plan().launches_size(), 1);
-  EXPECT_EQ(r->compile().plan().launches(0).entry(), "row_mean");
+  EXPECT_EQ(r->compile().plan().launches(0).entry(), "row_mean_naive");
   EXPECT_EQ(r->compile().plan().problem(), "row_mean_fp32");
   // The GPU tools say plainly that this kbd does not run golden-kernel
   // problems (it was started without --run-golden-problems).
