@@ -19,8 +19,8 @@ namespace {
 
 constexpr char kFooter[] = R"(Environment:
   KBENCH_SERVER   default for --server (else localhost:50051)
-  KBENCH_SESSION  default for --session of submit, check, profile, compile
-                  and mcp
+  KBENCH_SESSION  default for --session of submit, check, profile, compile,
+                  sweep and mcp
 
 Output: the report (or, with --json, the response as JSON) goes to stdout;
 progress and errors go to stderr.

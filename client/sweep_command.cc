@@ -8,10 +8,11 @@
 #include <system_error>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/error_proto.h"
-#include "base/status_macros.h"
+#include "base/untrusted_input.h"
 #include "client/job_waiter.h"
 #include "client/kbench_client.h"
 #include "contract/launch_plan.h"
@@ -53,6 +54,14 @@ absl::StatusOr<std::map<std::string, std::string>> KernelFiles(
   std::map<std::string, std::string> by_problem;
   for (const fs::path& path : files) {
     const std::string name = path.filename().string();
+    // kbd takes only plain file names (they reach NVRTC and log lines).
+    if (!ValidateFileName(name).ok()) {
+      notes->push_back(absl::StrCat(
+          absl::CHexEscape(name),
+          ": skipped, kbd takes file names of letters, digits and . _ + - "
+          "and spaces (1 to 128 bytes): rename it"));
+      continue;
+    }
     const uintmax_t size = fs::file_size(path, ec);
     if (ec || size > static_cast<uintmax_t>(kMaxSweepFileBytes)) {
       notes->push_back(absl::StrCat(name, ": skipped, larger than ",
@@ -87,7 +96,8 @@ absl::StatusOr<std::map<std::string, std::string>> KernelFiles(
 // has no job.
 std::string RowState(const v1::SweepRow& r) {
   if (r.job_id().empty()) {
-    return r.error().code() != 0 ? "refused" : "no kernel";
+    if (r.error().code() != 0) return "refused";
+    return r.filename().empty() ? "no kernel" : "not run";
   }
   if (r.stage() != v1::STAGE_DONE) return StageName(r.stage());
   if (r.verdict() == v1::VERDICT_UNSPECIFIED) return "unknown";
@@ -98,16 +108,34 @@ std::string Seconds(double ms) {
   return ms > 0 ? absl::StrFormat("%.2f s", ms / 1000) : "-";
 }
 
-// Submits the kernels one after another, each when the previous one has
-// finished; the table as GetSweep would give it, with the wall time each
-// submit took here. Returns false when kbd became unreachable (`err` says
-// so).
-bool RunSerial(const GlobalOptions& global, KbenchClient& client,
-               const SweepOptions& options,
-               const std::map<std::string, std::string>& sources,
-               v1::Sweep* sweep, absl::Status* unreachable) {
+// How a sweep's run ended, beyond its table.
+struct SweepEnd {
+  // Set when kbd could not be reached, or refused every kernel: the
+  // command fails with it (exit 2), as a refused submit does.
+  absl::Status failed;
+  // Set when the time ran out before every job was done (exit 2 after the
+  // table, as for a submit that timed out).
+  absl::Status timed_out;
+};
+
+// Whether `s` means kbd cannot be reached at all (the sweep ends).
+bool Unreachable(const absl::Status& s, KbenchClient& client) {
+  return s.code() == absl::StatusCode::kUnavailable && !client.Connected();
+}
+
+// Submits the kernels one after another, each once the previous one has
+// finished, within one deadline for the whole sweep; the table as GetSweep
+// would give it, with the wall time each submit took here.
+SweepEnd RunSerial(const GlobalOptions& global, KbenchClient& client,
+                   const SweepOptions& options,
+                   const std::map<std::string, std::string>& sources,
+                   v1::Sweep* sweep) {
+  SweepEnd end;
+  const absl::Time deadline = absl::Now() + absl::Seconds(global.timeout_s);
+  int submitted_any = 0;
+  absl::Status first_refusal;
   for (v1::SweepRow& row : *sweep->mutable_rows()) {
-    if (row.filename().empty()) continue;
+    if (row.filename().empty() || !end.timed_out.ok()) continue;
     const auto t0 = std::chrono::steady_clock::now();
     v1::SubmitJobRequest request;
     request.set_kind(sweep->kind());
@@ -117,42 +145,54 @@ bool RunSerial(const GlobalOptions& global, KbenchClient& client,
     kernel->set_problem(row.problem());
     kernel->set_session_id(options.session);
     absl::StatusOr<v1::SubmitJobResponse> submitted = client.SubmitJob(request);
-    absl::StatusOr<v1::Job> job =
-        submitted.ok() ? WaitForJob(client, submitted->job().id(),
-                                    absl::Seconds(global.timeout_s), nullptr)
-                       : absl::StatusOr<v1::Job>(submitted.status());
-    if (!job.ok()) {
-      // An unreachable kbd ends the sweep; a refused submit is this row's.
-      if (job.status().code() == absl::StatusCode::kUnavailable &&
-          !client.Connected()) {
-        *unreachable = job.status();
-        return false;
+    if (!submitted.ok()) {
+      if (Unreachable(submitted.status(), client)) {
+        end.failed = submitted.status();
+        return end;
       }
-      if (submitted.ok()) row.set_job_id(submitted->job().id());
-      *row.mutable_error() = ToErrorProto(job.status());
+      *row.mutable_error() = ToErrorProto(submitted.status());
+      if (first_refusal.ok()) first_refusal = submitted.status();
       continue;
     }
-    row.set_job_id(job->id());
+    ++submitted_any;
+    row.set_job_id(submitted->job().id());
+    absl::StatusOr<v1::Job> job = WaitForJob(
+        client, row.job_id(), deadline - absl::Now(), /*progress=*/nullptr);
+    if (!job.ok()) {
+      if (Unreachable(job.status(), client)) {
+        end.failed = job.status();
+        return end;
+      }
+      // Out of time: the row shows where its job stands, and no more
+      // kernels are submitted (their wall times would include this one).
+      end.timed_out = job.status();
+      v1::GetJobRequest get;
+      get.set_job_id(row.job_id());
+      absl::StatusOr<v1::GetJobResponse> now = client.GetJob(get);
+      if (now.ok()) FillSweepRow(now->job(), &row);
+      continue;
+    }
     FillSweepRow(*job, &row);
     row.set_wall_ms(std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - t0)
                         .count());
   }
+  if (submitted_any == 0 && !first_refusal.ok()) end.failed = first_refusal;
   SummarizeSweep(sweep);
-  return true;
+  return end;
 }
 
 // Submits the kernels as one sweep and follows its jobs until each is
 // done or the timeout passes; the table is GetSweep's.
-absl::StatusOr<v1::Sweep> RunBatch(
-    const GlobalOptions& global, KbenchClient& client,
-    const SweepOptions& options,
-    const std::map<std::string, std::string>& sources, const v1::Sweep& plan,
-    std::ostream& err) {
+SweepEnd RunBatch(const GlobalOptions& global, KbenchClient& client,
+                  const SweepOptions& options,
+                  const std::map<std::string, std::string>& sources,
+                  v1::Sweep* sweep, std::ostream& err) {
+  SweepEnd end;
   v1::SubmitSweepRequest request;
-  request.set_suite(plan.suite());
-  request.set_kind(plan.kind());
-  for (const v1::SweepRow& row : plan.rows()) {
+  request.set_suite(sweep->suite());
+  request.set_kind(sweep->kind());
+  for (const v1::SweepRow& row : sweep->rows()) {
     if (row.filename().empty()) continue;
     v1::KernelRequest* kernel = request.add_kernels();
     kernel->set_source(sources.at(row.filename()));
@@ -160,14 +200,19 @@ absl::StatusOr<v1::Sweep> RunBatch(
     kernel->set_problem(row.problem());
     kernel->set_session_id(options.session);
   }
-  if (request.kernels().empty()) return plan;
-  ASSIGN_OR_RETURN(v1::SubmitSweepResponse submitted,
-                   client.SubmitSweep(request));
-  const std::string& id = submitted.sweep().id();
-  err << "sweep: " << id << " holds " << submitted.sweep().jobs()
-      << " jobs (`kbctl watch JOB` follows one)\n";
+  if (request.kernels().empty()) return end;
+  absl::StatusOr<v1::SubmitSweepResponse> submitted =
+      client.SubmitSweep(request);
+  if (!submitted.ok()) {
+    end.failed = submitted.status();
+    return end;
+  }
+  const std::string& id = submitted->sweep().id();
+  const int jobs = submitted->sweep().jobs();
+  err << "sweep: " << id << " holds " << jobs << (jobs == 1 ? " job" : " jobs")
+      << " (`kbctl watch JOB` follows one)\n";
   const absl::Time deadline = absl::Now() + absl::Seconds(global.timeout_s);
-  for (const v1::SweepRow& row : submitted.sweep().rows()) {
+  for (const v1::SweepRow& row : submitted->sweep().rows()) {
     if (row.job_id().empty()) continue;
     absl::StatusOr<v1::Job> job =
         WaitForJob(client, row.job_id(), deadline - absl::Now(), nullptr);
@@ -176,18 +221,23 @@ absl::StatusOr<v1::Sweep> RunBatch(
           << VerdictName(job->result().verdict()) << "\n";
       continue;
     }
-    if (job.status().code() == absl::StatusCode::kUnavailable &&
-        !client.Connected()) {
-      return job.status();
+    if (Unreachable(job.status(), client)) {
+      end.failed = job.status();
+      return end;
     }
     // Out of time: the table shows where every job stands.
-    err << "sweep: " << job.status().message() << "\n";
+    end.timed_out = job.status();
     break;
   }
   v1::GetSweepRequest get;
   get.set_sweep_id(id);
-  ASSIGN_OR_RETURN(v1::GetSweepResponse got, client.GetSweep(get));
-  return std::move(*got.mutable_sweep());
+  absl::StatusOr<v1::GetSweepResponse> got = client.GetSweep(get);
+  if (!got.ok()) {
+    end.failed = got.status();
+    return end;
+  }
+  *sweep = std::move(*got->mutable_sweep());
+  return end;
 }
 
 }  // namespace
@@ -221,9 +271,15 @@ std::string FormatSweep(const v1::Sweep& sweep,
           ? absl::StrFormat("geomean speedup over the %d passed: %.2fx\n",
                             sweep.passed(), sweep.geomean_speedup())
           : std::string("geomean speedup: none passed\n"));
+  // Why each row that did not pass did not: its refusal, or its job's
+  // one-line result.
   for (const v1::SweepRow& r : sweep.rows()) {
     if (r.error().code() != 0) {
       absl::StrAppend(&out, r.problem(), ": ", r.error().message(), "\n");
+    } else if (r.stage() == v1::STAGE_DONE &&
+               r.verdict() != v1::VERDICT_PASSED && !r.message().empty()) {
+      absl::StrAppend(&out, r.problem(), ": ", RowState(r), ": ", r.message(),
+                      "\n");
     }
   }
   for (const std::string& note : notes) absl::StrAppend(&out, note, "\n");
@@ -261,22 +317,19 @@ int RunSweep(const GlobalOptions& global, const SweepOptions& options,
                                    problem.name(), "`"));
     }
   }
-  if (options.serial) {
-    absl::Status unreachable;
-    if (!RunSerial(global, client, options, sources, &sweep, &unreachable)) {
-      return FailCommand(unreachable, global, client, err);
-    }
-  } else {
-    absl::StatusOr<v1::Sweep> done =
-        RunBatch(global, client, options, sources, sweep, err);
-    if (!done.ok()) return FailCommand(done.status(), global, client, err);
-    sweep = *std::move(done);
-  }
+  const SweepEnd end =
+      options.serial ? RunSerial(global, client, options, sources, &sweep)
+                     : RunBatch(global, client, options, sources, &sweep, err);
+  if (!end.failed.ok()) return FailCommand(end.failed, global, client, err);
   if (global.json) {
     const int printed = PrintJson(sweep, out, err);
     if (printed != kExitOk) return printed;
+    for (const std::string& note : notes) err << "sweep: " << note << "\n";
   } else {
     out << FormatSweep(sweep, notes);
+  }
+  if (!end.timed_out.ok()) {
+    return ReportError(end.timed_out, "", false, err);
   }
   bool all_passed = true;
   for (const v1::SweepRow& r : sweep.rows()) {

@@ -11,7 +11,7 @@
 //
 // DIR is the user's, but still bounded: its first kMaxSweepFiles `.cu`
 // files (by name) are read, each up to kMaxSweepFileBytes; a file over
-// that is reported, not read.
+// that, or whose name kbd would refuse, is reported, not read.
 //
 // Thread safety: one call at a time per output stream.
 #ifndef KBENCH_CLIENT_SWEEP_COMMAND_H_
@@ -48,8 +48,10 @@ std::string FormatSweep(const v1::Sweep& sweep,
                         const std::vector<std::string>& notes);
 
 // The command: 0 when every problem of the suite passed, 1 when one did
-// not (no kernel file included), 2 on an error (unknown suite, kbd
-// unreachable, DIR unreadable).
+// not (no kernel file included), 2 on an error: an unknown suite, kbd
+// unreachable, DIR unreadable, every kernel refused (with the first
+// refusal), or the timeout passed before every job was done (after the
+// table, which shows where each stands).
 int RunSweep(const GlobalOptions& global, const SweepOptions& options,
              std::ostream& out, std::ostream& err);
 

@@ -132,9 +132,9 @@ int main(int argc, char** argv) {
                  "Queued GPU jobs fail after this long with no worker")
       ->capture_default_str();
   app.add_option("--retention-days", flags.retention_days,
-                 "Delete finished jobs, session turns, unused sources and "
-                 "compile-cache entries older than this many days (session "
-                 "summaries stay); 0 = no age limit")
+                 "Delete finished jobs, session turns, sweeps, unused sources "
+                 "and compile-cache entries older than this many days "
+                 "(session summaries stay); 0 = no age limit")
       ->capture_default_str();
   app.add_option("--store-max-bytes", flags.store_max_bytes,
                  "Past this many bytes in use, delete the oldest of those "

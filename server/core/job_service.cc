@@ -80,9 +80,9 @@ absl::Status JobService::CheckGpuAvailable() const {
 
 absl::StatusOr<v1::Job> JobService::Submit(v1::JobKind kind,
                                            const v1::KernelRequest& request,
-                                           const std::string& sweep_id) {
+                                           const JobSubmitOptions& options) {
   const absl::Time t0 = absl::Now();
-  absl::StatusOr<v1::Job> job = Start(kind, request, sweep_id);
+  absl::StatusOr<v1::Job> job = Start(kind, request, options);
   if (!job.ok()) {
     // A refused call is a turn of its session too.
     sessions_->RecordRefused(request.session_id(), kind,
@@ -92,25 +92,29 @@ absl::StatusOr<v1::Job> JobService::Submit(v1::JobKind kind,
   return job;
 }
 
-absl::Status JobService::CheckCapacity(int more) const {
-  const int unfinished = jobs_->UnfinishedCount();
-  if (unfinished + more <= options_.max_unfinished_jobs) {
-    return absl::OkStatus();
-  }
+absl::StatusOr<JobTable::Reservation> JobService::Reserve(int n) {
+  absl::StatusOr<JobTable::Reservation> room =
+      jobs_->Reserve(n, options_.max_unfinished_jobs);
+  if (room.ok() || !absl::IsResourceExhausted(room.status())) return room;
   return absl::ResourceExhaustedError(absl::StrCat(
-      "kbd holds ", unfinished, " unfinished jobs and takes at most ",
+      "kbd holds ", room.status().message(), " and takes at most ",
       options_.max_unfinished_jobs, " at once (--max-unfinished-jobs)",
-      more > 1 ? absl::StrCat(", so not ", more, " more") : "",
+      n > 1 ? absl::StrCat(", so not ", n, " more") : "",
       ": wait for some to finish, or cancel some, and submit again"));
 }
 
 absl::StatusOr<v1::Job> JobService::Start(v1::JobKind kind,
                                           const v1::KernelRequest& request,
-                                          const std::string& sweep_id) {
+                                          const JobSubmitOptions& options) {
   const std::string id = NewRandomId("j-");
   ASSIGN_OR_RETURN(Prepared p, Prepare(kind, request, id));
   if (kind != v1::JOB_KIND_COMPILE) RETURN_IF_ERROR(CheckGpuAvailable());
-  RETURN_IF_ERROR(CheckCapacity(1));
+  JobTable::Reservation own;
+  JobTable::Reservation* room = options.room;
+  if (room == nullptr) {
+    ASSIGN_OR_RETURN(own, Reserve(1));
+    room = &own;
+  }
   v1::Job job;
   job.set_id(id);
   job.set_kind(kind);
@@ -121,13 +125,13 @@ absl::StatusOr<v1::Job> JobService::Start(v1::JobKind kind,
   job.set_session_id(p.request.session_id());
   job.set_source_digest(p.digest);
   job.set_filename(p.request.filename());
-  job.set_sweep_id(sweep_id);
+  job.set_sweep_id(options.sweep_id);
   job.set_created_unix_ms(absl::ToUnixMillis(absl::Now()));
   job.set_updated_unix_ms(job.created_unix_ms());
   RETURN_IF_ERROR(store_->PutSource(p.digest, p.request.source()));
   v1::KernelRequest stored = p.request;
   stored.clear_source();
-  RETURN_IF_ERROR(jobs_->Insert(job, stored));
+  RETURN_IF_ERROR(jobs_->Insert(job, stored, room));
   sessions_->Touch(job.session_id(), job.problem());
   StartCompile(job.id(), p);
   return jobs_->Get(job.id());

@@ -43,6 +43,15 @@
 
 namespace kbench {
 
+// What JobService::Submit may be given beyond the request.
+struct JobSubmitOptions {
+  // The sweep the job belongs to (SweepService), if any.
+  std::string sweep_id;
+  // Room reserved for the job (JobService::Reserve, for a batch); null: the
+  // submit reserves its own.
+  JobTable::Reservation* room = nullptr;
+};
+
 class JobService {
  public:
   struct Options {
@@ -95,11 +104,11 @@ class JobService {
   JobService(const Options& options, const Deps& deps);
 
   // Validates and starts a job; returns it in its first stage. A refusal
-  // is recorded as a turn of the request's session. `sweep_id` names the
-  // sweep the job belongs to (SweepService), if any.
+  // is recorded as a turn of the request's session. ResourceExhausted when
+  // Options::max_unfinished_jobs are unfinished (and no room was given).
   absl::StatusOr<v1::Job> Submit(v1::JobKind kind,
                                  const v1::KernelRequest& request,
-                                 const std::string& sweep_id = "");
+                                 const JobSubmitOptions& options = {});
 
   // Submit and wait: `done` is called once, with the finished job, or with
   // the reason the request was refused. Returns the job id ("" if refused)
@@ -131,9 +140,12 @@ class JobService {
   absl::StatusOr<v1::ListProblemsResponse> ListProblems(
       const v1::ListProblemsRequest& request) const;
 
-  // ResourceExhausted when `more` new jobs would take the unfinished jobs
-  // past Options::max_unfinished_jobs.
-  absl::Status CheckCapacity(int more) const;
+  // Room for `n` jobs (a sweep's), given to Submit through
+  // JobSubmitOptions: ResourceExhausted, saying what to do, when `n` more
+  // would take the unfinished jobs past Options::max_unfinished_jobs.
+  absl::StatusOr<JobTable::Reservation> Reserve(int n);
+  // The largest source Submit takes, in bytes.
+  size_t max_source_bytes() const { return options_.max_source_bytes; }
 
   // Restarts jobs that were unfinished when kbd stopped.
   void Recover();
@@ -148,7 +160,7 @@ class JobService {
   absl::Status ChooseCheckSets(const std::string& job_id, Prepared* p) const;
   absl::StatusOr<v1::Job> Start(v1::JobKind kind,
                                 const v1::KernelRequest& request,
-                                const std::string& sweep_id);
+                                const JobSubmitOptions& options);
 
   absl::Status CheckGpuAvailable() const;
   void StartCompile(const std::string& job_id, const Prepared& prepared);

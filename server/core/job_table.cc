@@ -11,9 +11,47 @@
 
 namespace kbench {
 
-absl::Status JobTable::Insert(const v1::Job& job,
-                              const v1::KernelRequest& request) {
+JobTable::Reservation& JobTable::Reservation::operator=(
+    Reservation&& other) noexcept {
+  if (this != &other) {
+    Release();
+    table_ = other.table_;
+    left_ = other.left_;
+    other.table_ = nullptr;
+    other.left_ = 0;
+  }
+  return *this;
+}
+
+void JobTable::Reservation::Release() {
+  if (table_ != nullptr && left_ > 0) {
+    absl::MutexLock lock(&table_->mu_);
+    table_->reserved_ -= left_;
+  }
+  left_ = 0;
+}
+
+absl::StatusOr<JobTable::Reservation> JobTable::Reserve(int n,
+                                                        int max_unfinished) {
   absl::MutexLock lock(&mu_);
+  const int unfinished = UnfinishedLocked();
+  if (n < 0 ||
+      static_cast<int64_t>(unfinished) + reserved_ + n > max_unfinished) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(unfinished + reserved_, " unfinished jobs"));
+  }
+  reserved_ += n;
+  return Reservation(this, n);
+}
+
+absl::Status JobTable::Insert(const v1::Job& job,
+                              const v1::KernelRequest& request,
+                              Reservation* room) {
+  absl::MutexLock lock(&mu_);
+  if (room != nullptr && (room->table_ != this || room->left_ <= 0)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job '", job.id(), "': no room reserved for it"));
+  }
   if (jobs_.count(job.id())) {
     return absl::AlreadyExistsError(
         absl::StrCat("job '", job.id(), "' exists"));
@@ -22,6 +60,10 @@ absl::Status JobTable::Insert(const v1::Job& job,
   Entry& e = jobs_[job.id()];
   e.job = job;
   e.last_write = absl::Now();
+  if (room != nullptr) {
+    --room->left_;
+    --reserved_;
+  }
   return absl::OkStatus();
 }
 
@@ -188,13 +230,22 @@ void JobTable::Evict(absl::Time now) {
   }
 }
 
-int JobTable::UnfinishedCount() const {
-  absl::MutexLock lock(&mu_);
+int JobTable::UnfinishedLocked() const {
   int n = 0;
   for (const auto& [id, e] : jobs_) {
     if (e.job.stage() != v1::STAGE_DONE) ++n;
   }
   return n;
+}
+
+int JobTable::UnfinishedCount() const {
+  absl::MutexLock lock(&mu_);
+  return UnfinishedLocked();
+}
+
+int JobTable::reserved() const {
+  absl::MutexLock lock(&mu_);
+  return reserved_;
 }
 
 std::vector<v1::Job> JobTable::Unfinished() const {

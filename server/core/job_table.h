@@ -50,9 +50,37 @@ class JobTable {
   JobTable(const Options& options, Store* store)
       : options_(options), store_(store) {}
 
-  // Adds a new job (persisted with its request). AlreadyExists on a
-  // duplicate id.
-  absl::Status Insert(const v1::Job& job, const v1::KernelRequest& request);
+  // Room for jobs not yet inserted, so that a job, or a batch of them (a
+  // sweep), gets in whole or not at all: Insert with it uses one slot, and
+  // what is left is given back when it is destroyed. Movable; it must not
+  // outlive its table.
+  class Reservation {
+   public:
+    Reservation() = default;
+    Reservation(Reservation&& other) noexcept { *this = std::move(other); }
+    Reservation& operator=(Reservation&& other) noexcept;
+    Reservation(const Reservation&) = delete;
+    Reservation& operator=(const Reservation&) = delete;
+    ~Reservation() { Release(); }
+    int left() const { return left_; }
+
+   private:
+    friend class JobTable;
+    Reservation(JobTable* table, int n) : table_(table), left_(n) {}
+    void Release();
+    JobTable* table_ = nullptr;
+    int left_ = 0;
+  };
+  // Reserves room for `n` jobs: ResourceExhausted ("N unfinished jobs")
+  // when the unfinished jobs, the room reserved and `n` would be more than
+  // `max_unfinished`.
+  absl::StatusOr<Reservation> Reserve(int n, int max_unfinished);
+
+  // Adds a new job (persisted with its request), using a slot of `room`
+  // when given (FailedPrecondition when it has none left). AlreadyExists
+  // on a duplicate id; the slot is kept on any error.
+  absl::Status Insert(const v1::Job& job, const v1::KernelRequest& request,
+                      Reservation* room = nullptr);
 
   // Re-adds an unfinished job loaded from the store (recovery at start).
   void Adopt(const v1::Job& job);
@@ -95,6 +123,8 @@ class JobTable {
   std::vector<v1::Job> Unfinished() const;
   // How many there are (without copying them).
   int UnfinishedCount() const;
+  // Room reserved and not yet used.
+  int reserved() const;
 
  private:
   // A job's watchers and the changes not yet delivered to them (guarded by
@@ -131,7 +161,10 @@ class JobTable {
   Options options_;
   Store* store_;
   mutable absl::Mutex mu_;
+  int UnfinishedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   std::map<std::string, Entry> jobs_ ABSL_GUARDED_BY(mu_);
+  int reserved_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t next_token_ ABSL_GUARDED_BY(mu_) = 1;
 };
 

@@ -28,10 +28,18 @@ std::string KernelName(int index, const v1::KernelRequest& kernel) {
   return name;
 }
 
-// The problem `kernel` is for: its field, else its `// @kb problem` line.
+// The problem `kernel` is for: its field, else its `// @kb problem` line
+// (read only from a source JobService would take: at most
+// `max_source_bytes`, UTF-8).
 absl::StatusOr<std::string> KernelProblem(int index,
-                                          const v1::KernelRequest& kernel) {
+                                          const v1::KernelRequest& kernel,
+                                          size_t max_source_bytes) {
   const std::string who = KernelName(index, kernel);
+  if (kernel.source().size() > max_source_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        who, ": source is ", kernel.source().size(), " bytes; the limit is ",
+        max_source_bytes, " bytes per kernel"));
+  }
   if (absl::Status s = ValidateFileName(kernel.filename()); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(who, ": ", s.message()));
   }
@@ -40,6 +48,10 @@ absl::StatusOr<std::string> KernelProblem(int index,
     return absl::InvalidArgumentError(absl::StrCat(who, ": ", s.message()));
   }
   if (!kernel.problem().empty()) return kernel.problem();
+  // Its lines may be quoted in the message below, which must be UTF-8.
+  if (absl::Status s = ValidateUtf8(kernel.source(), "source"); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(who, ": ", s.message()));
+  }
   absl::StatusOr<v1::LaunchPlan> plan = ParseLaunchPlan(kernel.source());
   if (!plan.ok()) {
     return absl::InvalidArgumentError(
@@ -66,7 +78,6 @@ absl::StatusOr<v1::Sweep> SweepService::Submit(
     return absl::InvalidArgumentError(
         "suite is empty; name the suite to sweep (ListProblems lists them)");
   }
-  RETURN_IF_ERROR(ValidateSessionId(request.suite(), "suite"));
   v1::JobKind kind = request.kind();
   if (kind == v1::JOB_KIND_UNSPECIFIED) kind = v1::JOB_KIND_SUBMIT;
   if (!v1::JobKind_IsValid(kind)) {
@@ -113,7 +124,8 @@ absl::StatusOr<v1::Sweep> SweepService::Submit(
   std::map<int, int> kernel_of_row;
   for (int i = 0; i < request.kernels_size(); ++i) {
     const v1::KernelRequest& kernel = request.kernels(i);
-    ASSIGN_OR_RETURN(std::string problem, KernelProblem(i, kernel));
+    ASSIGN_OR_RETURN(std::string problem,
+                     KernelProblem(i, kernel, jobs_->max_source_bytes()));
     auto row = row_of.find(problem);
     if (row == row_of.end()) {
       return absl::InvalidArgumentError(
@@ -130,9 +142,13 @@ absl::StatusOr<v1::Sweep> SweepService::Submit(
     }
     rows[i] = row->second;
   }
-  // Room for every job first, so that a full kbd does not start half a
-  // sweep.
-  RETURN_IF_ERROR(jobs_->CheckCapacity(request.kernels_size()));
+  // Room for every job first, held until each is in, so that a full kbd
+  // (or a race with other submits) never starts half a sweep.
+  ASSIGN_OR_RETURN(JobTable::Reservation room,
+                   jobs_->Reserve(request.kernels_size()));
+  JobSubmitOptions submit;
+  submit.sweep_id = sweep.id();
+  submit.room = &room;
   std::optional<absl::Status> first_refusal;
   int started = 0;
   for (int i = 0; i < request.kernels_size(); ++i) {
@@ -141,7 +157,7 @@ absl::StatusOr<v1::Sweep> SweepService::Submit(
     kernel.set_problem(row->problem());
     row->set_filename(kernel.filename().empty() ? kDefaultKernelFileName
                                                 : kernel.filename());
-    absl::StatusOr<v1::Job> job = jobs_->Submit(kind, kernel, sweep.id());
+    absl::StatusOr<v1::Job> job = jobs_->Submit(kind, kernel, submit);
     if (job.ok()) {
       row->set_job_id(job->id());
       ++started;
@@ -155,14 +171,16 @@ absl::StatusOr<v1::Sweep> SweepService::Submit(
   }
   if (started == 0) return *first_refusal;
   if (absl::Status stored = store_->InsertSweep(sweep); !stored.ok()) {
-    // The jobs run and are listed by ListJobs; only the table is lost.
+    // Its jobs are cancelled: a caller who retries must not run them twice.
     spdlog::error("sweep {}: could not be stored: {}", sweep.id(),
                   stored.ToString());
-    return absl::Status(
-        stored.code(),
-        absl::StrCat("the sweep's ", started,
-                     " jobs were started but the sweep could not be stored (",
-                     stored.message(), "); find them with ListJobs"));
+    for (const v1::SweepRow& row : sweep.rows()) {
+      if (!row.job_id().empty()) (void)jobs_->Cancel(row.job_id());
+    }
+    return absl::UnavailableError(absl::StrCat(
+        "the sweep could not be stored (", stored.message(), "); its ", started,
+        " jobs were cancelled. Try again once kbd's store is "
+        "writable (/healthz)"));
   }
   return Fill(std::move(sweep));
 }
@@ -180,10 +198,17 @@ v1::Sweep SweepService::Fill(v1::Sweep sweep) {
     if (!job.ok()) {
       // Retention deleted it (or the store failed): the row is over.
       row.set_stage(v1::STAGE_DONE);
-      *row.mutable_error() = ToErrorProto(absl::Status(
-          job.status().code(),
-          absl::StrCat("job '", row.job_id(),
-                       "' cannot be read: ", job.status().message())));
+      *row.mutable_error() = ToErrorProto(
+          absl::IsNotFound(job.status())
+              ? absl::NotFoundError(absl::StrCat(
+                    "job '", row.job_id(),
+                    "' is no longer stored: retention deletes finished jobs "
+                    "after --retention-days, or the oldest first past "
+                    "--store-max-bytes"))
+              : absl::Status(
+                    job.status().code(),
+                    absl::StrCat("job '", row.job_id(), "' cannot be read: ",
+                                 job.status().message())));
       continue;
     }
     FillSweepRow(*job, &row);

@@ -1,11 +1,12 @@
 // SweepService: a sweep is one kernel per problem of a suite, submitted as
 // one batch of ordinary jobs (what `kbctl sweep` does, for programs). It
 // checks the batch as a whole (the suite exists, each kernel names one of
-// its problems, no problem twice, the batch's size), then submits each
-// kernel through JobService, so every job is validated, run, recorded and
-// cancellable as any other. A kernel JobService refuses becomes that row's
-// error; a sweep whose every kernel is refused is refused with the first
-// one's status and is not stored.
+// its problems, no problem twice, the batch's size, room reserved for every
+// job), then submits each kernel through JobService, so every job is
+// validated, run, recorded and cancellable as any other. A kernel
+// JobService refuses becomes that row's error; a sweep whose every kernel
+// is refused is refused with the first one's status and is not stored; a
+// sweep that cannot be stored has its jobs cancelled.
 //
 // The sweep is stored as made (its rows name problems and jobs); GetSweep
 // reads each job's state and computes the table (contract/sweep_table.h).

@@ -193,6 +193,12 @@ TEST_F(SweepServiceTest, ABatchThatCannotBeASweepIsRefusedWhole) {
   unnamed.mutable_kernels(0)->set_source(source);
   EXPECT_THAT(submit(unnamed).message(), HasSubstr("names no problem"));
 
+  v1::SubmitSweepRequest not_utf8 = r;
+  not_utf8.mutable_kernels(0)->mutable_source()->append("// \xff\xfe\n");
+  s = submit(not_utf8);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("kernels[0] (softmax_fp32.cu): source"));
+
   v1::SubmitSweepRequest bad_name = r;
   bad_name.mutable_kernels(0)->set_filename("../../etc/passwd");
   EXPECT_EQ(submit(bad_name).code(), absl::StatusCode::kInvalidArgument);
@@ -200,6 +206,12 @@ TEST_F(SweepServiceTest, ABatchThatCannotBeASweepIsRefusedWhole) {
   v1::SubmitSweepRequest many = r;
   for (int i = 0; i < 256; ++i) *many.add_kernels() = Example("softmax_fp32");
   EXPECT_THAT(submit(many).message(), HasSubstr("at most 256 kernels"));
+
+  v1::SubmitSweepRequest one_big = r;
+  one_big.mutable_kernels(0)->mutable_source()->append(300 << 10, ' ');
+  s = submit(one_big);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("the limit is 262144 bytes per kernel"));
 
   v1::SubmitSweepRequest big = r;
   big.mutable_kernels(0)->mutable_source()->append(int64_t{17} << 20, ' ');

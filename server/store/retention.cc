@@ -31,13 +31,16 @@ struct PrunedTable {
 };
 
 // Finished jobs (stage 5 is STAGE_DONE; checked below), turns, the
-// compile cache by last use, and sweeps (a sweep whose jobs are gone says
-// so when read).
+// compile cache by last use, and sweeps older than every unfinished job (a
+// running sweep stays; one whose jobs are gone says so when read).
 constexpr PrunedTable kTables[] = {
     {"jobs", "created_ms", "stage = 5", "source_digest"},
     {"turns", "created_ms", "1", "source_digest"},
     {"compile_cache", "last_used_ms", "1", nullptr},
-    {"sweeps", "created_ms", "1", nullptr},
+    {"sweeps", "created_ms",
+     "created_ms < (SELECT COALESCE(MIN(created_ms), 9223372036854775807) "
+     "FROM jobs WHERE stage != 5)",
+     nullptr},
 };
 static_assert(v1::STAGE_DONE == 5, "kTables filters jobs on STAGE_DONE");
 
@@ -272,13 +275,14 @@ absl::StatusOr<Store::PruneStats> Retention::RunOnce(absl::Time now) {
     spdlog::warn("retention: pruning the store failed: {} (retried in {})",
                  std::string(stats.status().message()),
                  absl::FormatDuration(options_.interval));
-  } else if (stats->jobs + stats->turns + stats->sources + stats->compiled >
+  } else if (stats->jobs + stats->turns + stats->sources + stats->compiled +
+                 stats->sweeps >
              0) {
     spdlog::info(
         "retention: deleted {} jobs, {} turns, {} sources, {} compile-cache "
-        "entries; store {} -> {} bytes in use",
+        "entries, {} sweeps; store {} -> {} bytes in use",
         stats->jobs, stats->turns, stats->sources, stats->compiled,
-        stats->used_bytes_before, stats->used_bytes_after);
+        stats->sweeps, stats->used_bytes_before, stats->used_bytes_after);
   }
   absl::MutexLock lock(&mu_);
   ++runs_;
@@ -321,7 +325,8 @@ absl::Status RegisterStoreMetrics(Metrics* metrics, Store* store) {
             {{"jobs"}, static_cast<double>(s.pruned_jobs)},
             {{"turns"}, static_cast<double>(s.pruned_turns)},
             {{"sources"}, static_cast<double>(s.pruned_sources)},
-            {{"compile_cache"}, static_cast<double>(s.pruned_compiled)}};
+            {{"compile_cache"}, static_cast<double>(s.pruned_compiled)},
+            {{"sweeps"}, static_cast<double>(s.pruned_sweeps)}};
       }));
   return metrics->AddGaugeFn(
       "kbench_store_used_bytes",

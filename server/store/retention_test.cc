@@ -140,6 +140,30 @@ TEST_F(RetentionTest, AgePrunesFinishedJobsButKeepsUnfinishedOnes) {
   EXPECT_EQ(stats->jobs + stats->sources, 0);
 }
 
+// Old sweeps go by age, except one made after a job still unfinished
+// (its sweep may still be running).
+TEST_F(RetentionTest, OldSweepsGoButNotOnesNewerThanAnUnfinishedJob) {
+  auto sweep = [this](const std::string& id, int64_t created_ms) {
+    v1::Sweep s;
+    s.set_id(id);
+    s.set_suite("core");
+    s.set_created_unix_ms(created_ms);
+    ASSERT_TRUE(store_->InsertSweep(s).ok());
+  };
+  sweep("sw-old", kNow - 50 * kDay);
+  AddJob("running", kNow - 45 * kDay, "d1", v1::STAGE_RUNNING);
+  sweep("sw-running", kNow - 40 * kDay);
+  sweep("sw-new", kNow - kDay);
+  auto stats = store_->Prune(AgeOnly(30), kNow);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->sweeps, 1);
+  EXPECT_EQ(store_->stats().pruned_sweeps, 1);
+  EXPECT_EQ(store_->GetSweep("sw-old").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_TRUE(store_->GetSweep("sw-running").ok());
+  EXPECT_TRUE(store_->GetSweep("sw-new").ok());
+}
+
 TEST_F(RetentionTest, OldTurnsGoSessionSummariesStayAndSeqIsNeverReused) {
   AddTurn("s-1", kNow - 45 * kDay, "ds");
   AddTurn("s-1", kNow - 44 * kDay);
@@ -287,6 +311,8 @@ TEST_F(RetentionTest, MetricsReportPrunedRowsAndSize) {
   const std::string text = metrics.RenderPrometheus();
   EXPECT_THAT(text,
               HasSubstr("kbench_store_pruned_rows_total{table=\"jobs\"} 1"));
+  EXPECT_THAT(text,
+              HasSubstr("kbench_store_pruned_rows_total{table=\"sweeps\"} 0"));
   EXPECT_THAT(text, HasSubstr("kbench_store_unreadable_rows_total 0"));
   EXPECT_THAT(text, HasSubstr("kbench_store_used_bytes "));
 }

@@ -149,6 +149,7 @@ TEST_F(KbctlE2eTest, SweepSubmitsOneKernelPerProblemOfTheSuite) {
   std::ofstream(dir.path() + "/b_again.cu") << naive;
   std::ofstream(dir.path() + "/c_none.cu") << "__global__ void k() {}\n";
   std::ofstream(dir.path() + "/notes.txt") << "not a kernel\n";
+  std::ofstream(dir.path() + "/my kernel (v2).cu") << naive;
   CommandResult r = Kbctl({"sweep", "--suite", "collectives", dir.path()});
   // The bf16 problem has no kernel: not every problem passed.
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -175,6 +176,9 @@ TEST_F(KbctlE2eTest, SweepSubmitsOneKernelPerProblemOfTheSuite) {
             std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("notes.txt"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("my kernel (v2).cu: skipped, kbd takes file names"),
+            std::string::npos)
+      << r.out;
 
   // --serial: the same table, one submit at a time.
   CommandResult serial =
@@ -223,6 +227,31 @@ TEST_F(KbctlE2eTest, SweepSubmitsOneKernelPerProblemOfTheSuite) {
   EXPECT_NE(no_dir.err.find("is not a folder of kernel files"),
             std::string::npos)
       << no_dir.err;
+}
+
+// Out of time: exit 2 after the table, which shows where each job stands;
+// --serial submits nothing more once its one deadline has passed.
+TEST_F(KbctlE2eTest, ASweepOutOfTimeShowsWhereEachJobStands) {
+  auto worker = StartFakeWorker();
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  testing::TempDir dir;
+  // The suite's order is by name: bf16 (slow) first, then fp32.
+  std::ofstream(dir.path() + "/a_slow.cu")
+      << testing::ReadSourceFile("kernels/examples/gather_linear_naive_bf16.cu")
+      << "// FAKE_SLOW_MS=4000\n";
+  std::ofstream(dir.path() + "/b_fp32.cu")
+      << testing::ReadSourceFile("kernels/examples/gather_linear_naive.cu");
+  CommandResult serial = Kbctl({"--timeout", "1", "sweep", "--serial",
+                                "--suite", "collectives", dir.path()});
+  EXPECT_EQ(serial.exit_code, 2) << serial.out << serial.err;
+  EXPECT_NE(serial.err.find("DEADLINE_EXCEEDED"), std::string::npos)
+      << serial.err;
+  EXPECT_NE(serial.out.find("| gather_linear_bf16 | a_slow.cu | running |"),
+            std::string::npos)
+      << serial.out;
+  EXPECT_NE(serial.out.find("| gather_linear_fp32 | b_fp32.cu | not run |"),
+            std::string::npos)
+      << serial.out;
 }
 
 }  // namespace
