@@ -271,6 +271,19 @@ std::string FormatSweep(const v1::Sweep& sweep,
           ? absl::StrFormat("geomean speedup over the %d passed: %.2fx\n",
                             sweep.passed(), sweep.geomean_speedup())
           : std::string("geomean speedup: none passed\n"));
+  // The wall times' median and largest (the upper median for an even
+  // count): with --serial, one submit's latency.
+  std::vector<double> walls;
+  for (const v1::SweepRow& r : sweep.rows()) {
+    if (r.wall_ms() > 0) walls.push_back(r.wall_ms());
+  }
+  if (!walls.empty()) {
+    std::sort(walls.begin(), walls.end());
+    absl::StrAppend(&out, absl::StrFormat("wall per job: p50 %.2f s, max "
+                                          "%.2f s over %d\n",
+                                          walls[walls.size() / 2] / 1000,
+                                          walls.back() / 1000, walls.size()));
+  }
   // Why each row that did not pass did not: its refusal, or its job's
   // one-line result.
   for (const v1::SweepRow& r : sweep.rows()) {

@@ -35,6 +35,7 @@ TEST(SweepCommandTest, TheTableHasARowPerProblemAndTheGeomean) {
   failed->set_stage(v1::STAGE_DONE);
   failed->set_verdict(v1::VERDICT_FAILED);
   failed->set_speedup(9);  // Not a pass: not shown.
+  failed->set_message("3 of 10 outputs outside tolerance");
   failed->set_wall_ms(1250);
   sweep.add_rows()->set_problem("rms_norm");  // No kernel.
   v1::SweepRow* refused = sweep.add_rows();
@@ -66,6 +67,8 @@ TEST(SweepCommandTest, TheTableHasARowPerProblemAndTheGeomean) {
       "|\n"
       "\n"
       "geomean speedup over the 2 passed: 4.00x\n"
+      "wall per job: p50 0.50 s, max 1.25 s over 3\n"
+      "softmax: failed: 3 of 10 outputs outside tolerance\n"
       "gelu: kernels[2] (gelu.cu): too big\n"
       "x.cu: skipped, no `// @kb problem NAME` line\n");
 }
