@@ -348,45 +348,6 @@ TEST_F(JobTableTest, UnfinishedListsUnfinishedJobsInCreationOrder) {
   EXPECT_EQ(table.Unfinished().back().stage(), v1::STAGE_RUNNING);
 }
 
-// Room is held from Reserve to Insert, so that a batch gets all its jobs
-// in or none, whatever else is submitted meanwhile.
-TEST_F(JobTableTest, ReservedRoomCountsUntilUsedOrGivenBack) {
-  JobTable table(Opts(), store_.get());
-  ASSERT_TRUE(table.Insert(NewJob("a"), v1::KernelRequest()).ok());
-  EXPECT_EQ(table.UnfinishedCount(), 1);
-  {
-    absl::StatusOr<JobTable::Reservation> room = table.Reserve(2, 3);
-    ASSERT_TRUE(room.ok()) << room.status();
-    EXPECT_EQ(table.reserved(), 2);
-    // No room for another while two are held.
-    absl::StatusOr<JobTable::Reservation> more = table.Reserve(1, 3);
-    EXPECT_EQ(more.status().code(), absl::StatusCode::kResourceExhausted);
-    EXPECT_EQ(more.status().message(), "3 unfinished jobs");
-    // Insert uses a slot; a failed insert keeps it.
-    ASSERT_TRUE(table.Insert(NewJob("b"), v1::KernelRequest(), &*room).ok());
-    EXPECT_EQ(room->left(), 1);
-    EXPECT_EQ(table.reserved(), 1);
-    EXPECT_EQ(table.Insert(NewJob("b"), v1::KernelRequest(), &*room).code(),
-              absl::StatusCode::kAlreadyExists);
-    EXPECT_EQ(room->left(), 1);
-    // Moved, it is still one reservation.
-    JobTable::Reservation moved = *std::move(room);
-    EXPECT_EQ(moved.left(), 1);
-    EXPECT_EQ(table.reserved(), 1);
-    ASSERT_TRUE(table.Insert(NewJob("c"), v1::KernelRequest(), &moved).ok());
-    EXPECT_EQ(table.Insert(NewJob("d"), v1::KernelRequest(), &moved).code(),
-              absl::StatusCode::kFailedPrecondition);
-  }
-  EXPECT_EQ(table.reserved(), 0);
-  EXPECT_EQ(table.UnfinishedCount(), 3);
-  // An unused reservation gives its room back when it ends.
-  { ASSERT_TRUE(table.Reserve(1, 4).ok()); }
-  EXPECT_EQ(table.reserved(), 0);
-  ASSERT_TRUE(table.Update("a", SetStage(v1::STAGE_DONE)).ok());
-  EXPECT_EQ(table.UnfinishedCount(), 2);
-  EXPECT_TRUE(table.Reserve(2, 4).ok());
-}
-
 TEST_F(JobTableTest, AdoptMakesAStoredJobLiveAgain) {
   // A job left unfinished by an earlier kbd.
   v1::Job old = NewJob("old", 500);
