@@ -45,12 +45,17 @@ std::string KernelContractText(const v1::Problem& problem) {
   out.back() = '\n';
   const v1::Tolerance& tol = problem.tolerance();
   absl::StrAppend(
-      &out, absl::StrFormat(
-                "- Correct means, on every trial: |out - ref| <= %g + "
-                "%g * |ref| per element and ||out - ref|| / ||ref|| <= "
-                "%g, against an fp64 reference on fresh random inputs "
-                "(%d trials per shape). NaN never passes.\n",
-                tol.atol(), tol.rtol(), tol.max_rel_norm(), problem.trials()));
+      &out,
+      absl::StrFormat(
+          "- Correct means, on every trial: |out - ref| <= %g + "
+          "%g * |ref| per element and ||out - ref|| / %s <= "
+          "%g, against an fp64 reference on fresh random inputs "
+          "(%d trials per shape). NaN never passes.\n",
+          tol.atol(), tol.rtol(),
+          tol.norm_floor() > 0
+              ? absl::StrFormat("max(||ref||, %g * sqrt(n))", tol.norm_floor())
+              : std::string("||ref||"),
+          tol.max_rel_norm(), problem.trials()));
   absl::StrAppend(&out, "- Shapes checked:");
   for (const v1::ShapeSet& set : problem.shape_sets()) {
     if (set.hidden()) continue;

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "contract/problem_util_internal.h"
@@ -217,6 +218,17 @@ std::string FormatDims(const v1::Problem& problem, const DimValues& dims) {
     if (!IsDim(problem, name)) parts.push_back(absl::StrCat(name, "=", value));
   }
   return absl::StrJoin(parts, " ");
+}
+
+std::string ToleranceText(const v1::Tolerance& tol) {
+  std::string text = absl::StrFormat(
+      "|out - ref| <= %g + %g * |ref| per element, rel-norm <= %g", tol.atol(),
+      tol.rtol(), tol.max_rel_norm());
+  if (tol.norm_floor() > 0) {
+    absl::StrAppend(&text, absl::StrFormat(" (||ref|| floored at %g * sqrt(n))",
+                                           tol.norm_floor()));
+  }
+  return text;
 }
 
 v1::Problem PublicView(const v1::Problem& problem) {

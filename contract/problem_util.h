@@ -76,6 +76,10 @@ std::string EntryPrototype(const v1::Problem& problem,
 // "R=4 B=12 H=32 K=56", in the problem's dim order.
 std::string FormatDims(const v1::Problem& problem, const DimValues& dims);
 
+// "|out - ref| <= 0.001 + 0.001 * |ref| per element, rel-norm <= 1e-05",
+// with the norm floor when the problem sets one.
+std::string ToleranceText(const v1::Tolerance& tol);
+
 // A copy of the problem without hidden shape sets (for callers).
 v1::Problem PublicView(const v1::Problem& problem);
 

@@ -212,6 +212,9 @@ const Mutation kMutations[] = {
        p->mutable_tolerance()->set_max_rel_norm(std::nan(""));
      },
      "tolerance.max_rel_norm: nan must be positive"},
+    {"negative norm_floor",
+     [](v1::Problem* p) { p->mutable_tolerance()->set_norm_floor(-1); },
+     "tolerance.norm_floor: -1 must be zero (no floor) or positive"},
     {"empty flops", [](v1::Problem* p) { p->clear_flops(); },
      "flops: the expression is empty"},
     {"bad flops", [](v1::Problem* p) { p->set_flops("2*B*K*R*H)"); },

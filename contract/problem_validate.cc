@@ -259,6 +259,12 @@ absl::Status CheckTolerance(const v1::Problem& problem, const Checker& check) {
                                              "finite"));
     }
   }
+  if (!(tol.norm_floor() >= 0) || !std::isfinite(tol.norm_floor())) {
+    return check.Error("tolerance.norm_floor",
+                       absl::StrCat(tol.norm_floor(),
+                                    " must be zero (no floor) or positive "
+                                    "and finite"));
+  }
   return absl::OkStatus();
 }
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "contract/problem_util.h"
 #include "report/manifest_text.h"
 #include "report/profile_text.h"
 #include "report/report_text.h"
@@ -150,11 +151,7 @@ void AppendCorrectness(const v1::CorrectnessReport& c, std::string* out) {
     absl::StrAppend(out, line, "\n");
   }
   if (c.has_tolerance()) {
-    const v1::Tolerance& tol = c.tolerance();
-    absl::StrAppend(
-        out, absl::StrFormat("  tolerance: |out - ref| <= %g + %g * |ref| per "
-                             "element, rel-norm <= %g\n",
-                             tol.atol(), tol.rtol(), tol.max_rel_norm()));
+    absl::StrAppend(out, "  tolerance: ", ToleranceText(c.tolerance()), "\n");
   }
 }
 
@@ -246,6 +243,9 @@ void AppendTiming(const v1::TimingReport& t, std::string* out) {
                              "after timing%s\n",
                              t.sm_clock_before_mhz(), t.sm_clock_after_mhz(),
                              t.throttled() ? " (THROTTLED)" : ""));
+  }
+  if (!t.gpu_time_note().empty()) {
+    absl::StrAppend(out, "  note: ", t.gpu_time_note(), "\n");
   }
   if (!t.clock_note().empty()) {
     absl::StrAppend(out, "  note: ", t.clock_note(), "\n");

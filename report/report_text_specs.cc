@@ -189,11 +189,8 @@ std::string FormatProblem(const v1::Problem& problem, bool verbose) {
     }
   }
   if (problem.has_tolerance()) {
-    const v1::Tolerance& tol = problem.tolerance();
-    absl::StrAppend(
-        &out, absl::StrFormat("tolerance: |out - ref| <= %g + %g * |ref| per "
-                              "element, rel-norm <= %g\n",
-                              tol.atol(), tol.rtol(), tol.max_rel_norm()));
+    absl::StrAppend(&out, "tolerance: ", ToleranceText(problem.tolerance()),
+                    "\n");
   }
   std::vector<std::string> facts;
   if (problem.trials() > 0) {

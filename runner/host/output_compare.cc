@@ -60,8 +60,13 @@ void CompareOutput(const double* out, const double* ref, int64_t n,
       if (first < 0) first = i;
     }
   }
+  // The floor keeps the norm test relative to the problem's scale, not to
+  // an output that happens to be all tail (see Tolerance.norm_floor).
+  const double floor_sq =
+      tolerance.norm_floor() * tolerance.norm_floor() * static_cast<double>(n);
+  const double denom_sq = std::max(ref_sq, floor_sq);
   const double rel_norm =
-      ref_sq > 0 ? std::sqrt(diff_sq / ref_sq) : std::sqrt(diff_sq);
+      denom_sq > 0 ? std::sqrt(diff_sq / denom_sq) : std::sqrt(diff_sq);
   trial->set_max_abs_error(max_abs);
   trial->set_max_rel_error(max_rel);
   trial->set_rel_norm_error(rel_norm);

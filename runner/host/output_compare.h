@@ -3,7 +3,7 @@
 //
 // An element passes when |out - ref| <= atol + rtol * |ref| (NaN and Inf
 // never pass); the trial passes when every element passes and
-// ||out - ref||_2 / ||ref||_2 <= max_rel_norm.
+// ||out - ref||_2 / max(||ref||_2, norm_floor * sqrt(n)) <= max_rel_norm.
 //
 // Thread safety: pure function; safe to call concurrently.
 #ifndef KBENCH_RUNNER_HOST_OUTPUT_COMPARE_H_

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "runner/device/cuda_status.h"
 #include "spdlog/spdlog.h"
 
@@ -25,6 +26,12 @@ std::vector<KernelActivity::Record>& Records() {
   return records;
 }
 
+// Records CUPTI dropped since Start (its buffers were full).
+size_t& Dropped() {
+  static size_t dropped = 0;
+  return dropped;
+}
+
 void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size,
                               size_t* max_records) {
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
@@ -32,10 +39,15 @@ void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size,
   *max_records = 0;
 }
 
-void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t,
-                              size_t valid) {
+void CUPTIAPI BufferCompleted(CUcontext ctx, uint32_t stream_id,
+                              uint8_t* buffer, size_t, size_t valid) {
   CUpti_Activity* record = nullptr;
   std::lock_guard<std::mutex> lock(Mu());
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) ==
+      CUPTI_SUCCESS) {
+    Dropped() += dropped;
+  }
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
     if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
         record->kind != CUPTI_ACTIVITY_KIND_KERNEL) {
@@ -76,6 +88,7 @@ absl::Status KernelActivity::Start() {
   {
     std::lock_guard<std::mutex> lock(Mu());
     Records().clear();
+    Dropped() = 0;
   }
   // The `submitted` stamps: a span then starts where ncu's does. Without
   // them the span starts at the first kernel's start (0.5 us later).
@@ -116,6 +129,7 @@ absl::StatusOr<std::vector<KernelActivity::Record>> KernelActivity::Stop() {
   {
     std::lock_guard<std::mutex> lock(Mu());
     out.swap(Records());
+    dropped_ = Dropped();
   }
   std::stable_sort(
       out.begin(), out.end(),
@@ -153,6 +167,17 @@ std::vector<double> RunSpansUs(
   if (static_cast<int>(runs.size()) <= skip_runs) return {};
   runs.erase(runs.begin(), runs.begin() + skip_runs);
   return runs;
+}
+
+std::string NoRunsReason(const std::vector<KernelActivity::Record>& records,
+                         const std::function<bool(const std::string&)>& keep,
+                         int launches_per_run, int skip_runs, size_t dropped) {
+  size_t kept = 0;
+  for (const KernelActivity::Record& r : records) kept += keep(r.name) ? 1 : 0;
+  return absl::StrFormat(
+      "%d of CUPTI's %d kernel records matched, expected whole runs of %d "
+      "launches beyond %d warm-up runs; CUPTI dropped %d records",
+      kept, records.size(), launches_per_run, skip_runs, dropped);
 }
 
 bool IsHarnessKernel(const std::string& name) {

@@ -16,6 +16,7 @@
 #ifndef KBENCH_RUNNER_PROFILE_KERNEL_ACTIVITY_H_
 #define KBENCH_RUNNER_PROFILE_KERNEL_ACTIVITY_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <set>
@@ -52,10 +53,19 @@ class KernelActivity {
   // Stops, flushes and returns the records in start order. Call after the
   // recorded work has completed (a stream synchronize).
   absl::StatusOr<std::vector<Record>> Stop();
+  // Records CUPTI reported dropped between Start and the last Stop.
+  size_t dropped() const { return dropped_; }
 
  private:
   bool started_ = false;
+  size_t dropped_ = 0;
 };
+
+// Why RunSpansUs found no runs in `records` (for a report's note): how many
+// records there were and how many `keep` took, against the runs expected.
+std::string NoRunsReason(const std::vector<KernelActivity::Record>& records,
+                         const std::function<bool(const std::string&)>& keep,
+                         int launches_per_run, int skip_runs, size_t dropped);
 
 // A submitted stamp further than this before its kernel's start is taken
 // for a launch that waited behind other work, and the start is used.

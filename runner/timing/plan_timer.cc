@@ -41,6 +41,12 @@ constexpr int kGraphWarmup = 2;
 constexpr int kGraphReplays = 7;
 constexpr double kLongReplayUs = 10000;
 
+// Appends one reason a GPU-time basis is missing to the report's note.
+void AddGpuTimeNote(v1::TimingReport* timing, absl::string_view why) {
+  std::string* note = timing->mutable_gpu_time_note();
+  absl::StrAppend(note, note->empty() ? "" : "; ", why);
+}
+
 }  // namespace
 
 absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
@@ -67,9 +73,10 @@ absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
   absl::StatusOr<std::unique_ptr<GraphReplay>> ref = GraphReplay::Capture(
       ctx_, [&] { return reference->RunEager(); }, flush, go);
   if (!kernel.ok() || !ref.ok()) {
-    spdlog::info("no graph timing: {}",
-                 std::string(!kernel.ok() ? kernel.status().message()
-                                          : ref.status().message()));
+    const std::string why(!kernel.ok() ? kernel.status().message()
+                                       : ref.status().message());
+    spdlog::info("no graph timing: {}", why);
+    AddGpuTimeNote(timing, absl::StrCat("no graph time: ", why));
     return absl::OkStatus();
   }
   const bool long_replay = go.runs * run_us > kLongReplayUs;
@@ -94,28 +101,44 @@ absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
     if (!records.ok()) {
       spdlog::info("no graph timing: {}",
                    std::string(records.status().message()));
+      AddGpuTimeNote(
+          timing, absl::StrCat("no graph time: ", records.status().message()));
       return absl::OkStatus();
     }
     std::set<std::string> entries;
     for (const ConcreteLaunch& l : bound->plan().launches) {
       entries.insert(l.entry);
     }
+    const auto is_kernel = [&](const std::string& n) {
+      return entries.count(n) > 0;
+    };
+    const auto is_reference = [&](const std::string& n) {
+      return entries.count(n) == 0 && !IsHarnessKernel(n);
+    };
     const int skip = warmup * go.runs;
-    k_us = RunSpansUs(
-        *records, [&](const std::string& n) { return entries.count(n) > 0; },
-        static_cast<int>(bound->plan().launches.size()), skip,
-        /*from_submitted=*/false);
-    r_us = RunSpansUs(
-        *records,
-        [&](const std::string& n) {
-          return entries.count(n) == 0 && !IsHarnessKernel(n);
-        },
-        reference->EagerKernels(), skip, /*from_submitted=*/false);
+    const int launches = static_cast<int>(bound->plan().launches.size());
+    k_us = RunSpansUs(*records, is_kernel, launches, skip,
+                      /*from_submitted=*/false);
+    r_us = RunSpansUs(*records, is_reference, reference->EagerKernels(), skip,
+                      /*from_submitted=*/false);
+    if (k_us.empty() || r_us.empty()) {
+      AddGpuTimeNote(
+          timing, absl::StrCat("no graph time: ",
+                               k_us.empty()
+                                   ? NoRunsReason(*records, is_kernel, launches,
+                                                  skip, activity.dropped())
+                                   : NoRunsReason(*records, is_reference,
+                                                  reference->EagerKernels(),
+                                                  skip, activity.dropped())));
+    }
   }
   if (k_us.empty() || r_us.empty()) {
     spdlog::info(
         "no graph timing: the replays' kernels did not split into "
         "runs");
+    if (!cupti) {
+      AddGpuTimeNote(timing, "no graph time: the replays gave no samples");
+    }
     return absl::OkStatus();
   }
   *timing->mutable_kernel_graph() = ComputeStats(k_us);
@@ -168,6 +191,8 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
   if (!activity_started.ok()) {
     spdlog::info("no kernel GPU times: {}",
                  std::string(activity_started.message()));
+    AddGpuTimeNote(timing,
+                   absl::StrCat("no GPU times: ", activity_started.message()));
   }
   ASSIGN_OR_RETURN(
       const InterleavedSampler::Result sampled,
@@ -178,22 +203,40 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
         activity.Stop();
     std::set<std::string> entries;
     for (const ConcreteLaunch& l : cplan.launches) entries.insert(l.entry);
-    if (records.ok()) {
-      const std::vector<double> kernel_us = RunSpansUs(
-          *records, [&](const std::string& n) { return entries.count(n) > 0; },
-          static_cast<int>(cplan.launches.size()), options.warmup);
-      // The reference's kernels are all the others but the harness's.
+    const auto is_kernel = [&](const std::string& n) {
+      return entries.count(n) > 0;
+    };
+    // The reference's kernels are all the others but the harness's.
+    const auto is_reference = [&](const std::string& n) {
+      return entries.count(n) == 0 && !IsHarnessKernel(n);
+    };
+    if (!records.ok()) {
+      AddGpuTimeNote(
+          timing, absl::StrCat("no GPU times: ", records.status().message()));
+    } else {
+      const int launches = static_cast<int>(cplan.launches.size());
+      const std::vector<double> kernel_us =
+          RunSpansUs(*records, is_kernel, launches, options.warmup);
       const std::vector<double> reference_us = RunSpansUs(
-          *records,
-          [&](const std::string& n) {
-            return entries.count(n) == 0 && !IsHarnessKernel(n);
-          },
-          reference->EagerKernels(), options.warmup);
+          *records, is_reference, reference->EagerKernels(), options.warmup);
       if (!kernel_us.empty()) {
         *timing->mutable_kernel_gpu() = ComputeStats(kernel_us);
+      } else {
+        AddGpuTimeNote(
+            timing,
+            absl::StrCat("no kernel GPU time: ",
+                         NoRunsReason(*records, is_kernel, launches,
+                                      options.warmup, activity.dropped())));
       }
       if (!reference_us.empty()) {
         *timing->mutable_reference_gpu() = ComputeStats(reference_us);
+      } else {
+        AddGpuTimeNote(
+            timing,
+            absl::StrCat(
+                "no reference GPU time: ",
+                NoRunsReason(*records, is_reference, reference->EagerKernels(),
+                             options.warmup, activity.dropped())));
       }
     }
   }

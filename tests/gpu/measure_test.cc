@@ -193,6 +193,10 @@ TEST(KernelActivityRunsTest, GroupsEachWorkloadsKernelsIntoRuns) {
   // Records that do not split into whole runs give nothing.
   auto only1 = [](const std::string& n) { return n == "stage1"; };
   EXPECT_TRUE(RunSpansUs(records, only1, 2, 0).empty());
+  // ...and the report's note says how they failed to.
+  EXPECT_EQ(NoRunsReason(records, only1, 2, 0, 5),
+            "3 of CUPTI's 14 kernel records matched, expected whole runs of "
+            "2 launches beyond 0 warm-up runs; CUPTI dropped 5 records");
   EXPECT_TRUE(RunSpansUs(
                   records, [](const std::string&) { return false; }, 1, 0)
                   .empty());
