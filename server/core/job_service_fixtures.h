@@ -61,7 +61,9 @@ class JobServiceFixture : public ::testing::Test {
  protected:
   void SetUp() override { Build(); }
 
-  // Builds the core (as server/kbd.cc does) on the store in dir_.
+  // Builds the core (as server/kbd.cc does) on the store in dir_. Golden-
+  // kernel problems are off unless asked for (kbd's default is on), so
+  // that tests of the built-in problems see the gate too.
   void Build(absl::Duration worker_grace = absl::ZeroDuration(),
              int budget_scale = 1, bool run_golden_problems = false,
              int max_unfinished_jobs = 4096) {

@@ -202,7 +202,7 @@ TEST_F(JobServiceTest, AGoldenProblemsJobCarriesItsKernels) {
   const absl::Status refused =
       service_->Submit(v1::JOB_KIND_CORRECTNESS, row_sum).status();
   EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(refused.message(), HasSubstr("--run-golden-problems"));
+  EXPECT_THAT(refused.message(), HasSubstr("--no-run-golden-problems"));
 
   Destroy();
   Build(absl::ZeroDuration(), 1, /*run_golden_problems=*/true);

@@ -114,8 +114,8 @@ TEST_F(SweepServiceTest, ACorrectnessSweepRunsOnAWorkerAndGatedRowsSayWhy) {
   absl::StatusOr<v1::Sweep> sweep = sweeps()->Submit(request);
   ASSERT_TRUE(sweep.ok()) << sweep.status();
   EXPECT_EQ(sweep->jobs(), 2);
-  // A golden-kernel problem's GPU jobs wait for --run-golden-problems: the
-  // row says so, the others run.
+  // With golden-kernel problems turned off (the fixture's default, as kbd
+  // --no-run-golden-problems), that row says so and the others run.
   const v1::SweepRow* gated = Row(*sweep, "linear_reduce_scatter_fp32");
   ASSERT_NE(gated, nullptr);
   EXPECT_TRUE(gated->job_id().empty());

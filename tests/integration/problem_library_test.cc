@@ -6,8 +6,8 @@
 // children), refuses the broken two with their files and lines, and
 // serves the rest: ListProblems by suite over gRPC, /api/problems over
 // HTTP, `kbctl problems --suite`, and compile_kernel of the new problem's
-// example (the GPU tools refuse it unless kbd runs with
-// --run-golden-problems).
+// example (the GPU tools refuse it: this kbd runs with
+// --no-run-golden-problems).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -97,7 +97,8 @@ class ProblemLibraryTest : public ::testing::Test {
               "name: \"typo\"\ntitle: \"t\"\ndims { name: \"R\" min: oops }\n");
 
     auto kbd = KbdProcess::Start(
-        {{"--problems-dir", problems_.string()}, /*data_dir=*/""});
+        {{"--problems-dir", problems_.string(), "--no-run-golden-problems"},
+         /*data_dir=*/""});
     ASSERT_TRUE(kbd.ok()) << kbd.status();
     kbd_ = std::move(*kbd);
     client_ =
@@ -176,14 +177,14 @@ TEST_F(ProblemLibraryTest, TheNewProblemsExampleCompiles) {
   EXPECT_EQ(r->compile().plan().launches(0).entry(), "row_mean_naive");
   EXPECT_EQ(r->compile().plan().problem(), "row_mean_fp32");
   // The GPU tools say plainly that this kbd does not run golden-kernel
-  // problems (it was started without --run-golden-problems).
+  // problems (it was started with --no-run-golden-problems).
   v1::RunCorrectnessRequest check;
   *check.mutable_kernel() = request.kernel();
   absl::StatusOr<v1::RunCorrectnessResponse> checked =
       client_->RunCorrectness(check);
   EXPECT_EQ(checked.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(checked.status().message()),
-              HasSubstr("only with --run-golden-problems"));
+              HasSubstr("with --no-run-golden-problems"));
 }
 
 TEST_F(ProblemLibraryTest, KbctlAndHttpListBySuite) {
