@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "base/grpc/grpc_status.h"
+#include "base/random_id.h"
 #include "contract/worker_auth.h"
 #include "spdlog/spdlog.h"
 #include "worker/sanitizer_runner.h"
@@ -47,6 +48,8 @@ WorkerLoop::WorkerLoop(const Options& options) : options_(options) {
                           ? absl::StrCat(info_.hostname(), ":gpu", options_.gpu)
                           : options_.worker_id);
   info_.set_version(KBENCH_VERSION);
+  // Tells kbd this process from another one under the same worker id.
+  info_.set_instance_id(NewRandomId("i-"));
 }
 
 std::unique_ptr<grpc::ClientContext> WorkerLoop::Context(
@@ -74,8 +77,9 @@ absl::Status WorkerLoop::EnsureRunner() {
 
 absl::Status WorkerLoop::Run() {
   int failures = 0;
-  spdlog::info("worker {} serving GPU {} for {}", info_.worker_id(),
-               options_.gpu, options_.server);
+  spdlog::info("worker {} (instance {}) serving GPU {} for {}",
+               info_.worker_id(), info_.instance_id(), options_.gpu,
+               options_.server);
   while (!stopping_) {
     if (absl::Status s = EnsureRunner(); !s.ok()) {
       ++failures;
@@ -101,8 +105,9 @@ absl::Status WorkerLoop::Run() {
     if (!s.ok()) {
       const absl::Status st = FromGrpcStatus(s);
       if (absl::IsUnauthenticated(st) || absl::IsPermissionDenied(st) ||
-          absl::IsInvalidArgument(st)) {
-        // The token or this worker's facts: the same request cannot pass.
+          absl::IsInvalidArgument(st) || absl::IsAlreadyExists(st)) {
+        // The token or this worker's facts, or a newer process took this
+        // worker id over: the same request cannot pass.
         return absl::Status(
             st.code(), absl::StrCat("kbd refused this worker: ", st.message()));
       }

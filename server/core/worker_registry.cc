@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
@@ -202,6 +203,9 @@ bool IsGpuArch(absl::string_view arch) {
 
 absl::Status ValidateWorkerInfo(const v1::WorkerInfo& info) {
   RETURN_IF_ERROR(ValidateJobId(info.worker_id(), "worker.worker_id"));
+  if (!info.instance_id().empty()) {
+    RETURN_IF_ERROR(ValidateJobId(info.instance_id(), "worker.instance_id"));
+  }
   RETURN_IF_ERROR(ValidateText(info.hostname(), 255, "worker.hostname"));
   RETURN_IF_ERROR(ValidateText(info.version(), 128, "worker.version"));
   // RunnerJob's fields and what a result means change between versions, and
@@ -232,6 +236,15 @@ absl::Status WorkerRegistry::Register(const v1::WorkerInfo& info,
   clean.DiscardUnknownFields();
   absl::MutexLock lock(&mu_);
   auto it = workers_.find(clean.worker_id());
+  if (it != workers_.end() && !clean.instance_id().empty() &&
+      absl::c_linear_search(it->second.superseded, clean.instance_id())) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "worker id '", clean.worker_id(),
+        "' was taken over by a newer kbworker process (instance ",
+        it->second.instance, "; this one is ", clean.instance_id(),
+        "). Two kbworkers share this id: give each its own --gpu or "
+        "--worker-id. This process must stop"));
+  }
   if (it != workers_.end() && now - it->second.last_seen <= options_.liveness) {
     v1::WorkerGpu offered;
     offered.set_worker_id(clean.worker_id());
@@ -265,6 +278,13 @@ void WorkerRegistry::Touch(const v1::WorkerInfo& info, absl::Time now) {
 
 void WorkerRegistry::RecordLocked(const v1::WorkerInfo& info, absl::Time now) {
   Entry& e = workers_[info.worker_id()];
+  if (!info.instance_id().empty() && info.instance_id() != e.instance) {
+    if (!e.instance.empty()) {
+      e.superseded.push_back(e.instance);
+      if (e.superseded.size() > kMaxSuperseded) e.superseded.pop_front();
+    }
+    e.instance = info.instance_id();
+  }
   e.gpu.set_worker_id(info.worker_id());
   e.gpu.set_hostname(info.hostname());
   e.gpu.set_gpu_index(info.gpu_index());

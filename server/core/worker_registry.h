@@ -77,7 +77,9 @@ class WorkerRegistry {
   // ValidateWorkerInfo. A connected id keeps its GPU: a request under it
   // with another GPU, host or GPU index is FailedPrecondition until the
   // first registration expires (the measured ceilings may change; they are
-  // measured again when a worker's runner restarts).
+  // measured again when a worker's runner restarts). A new instance_id
+  // takes the id over; an instance it replaced is AlreadyExists from then
+  // on (the last 16 per id are remembered).
   absl::Status Register(const v1::WorkerInfo& info, absl::Time now);
   // Records the facts without any check (tests and trusted callers only;
   // the worker API goes through Register).
@@ -129,7 +131,12 @@ class WorkerRegistry {
     absl::Time busy_since;         // Start of the current job, when busy.
     absl::Duration busy_total;     // Time busy with jobs that ended.
     std::deque<absl::Time> ended;  // When recent jobs ended, oldest first.
+    std::string instance;          // The process now holding the id.
+    // Instances it replaced, oldest first (at most kMaxSuperseded): each
+    // is refused if it asks again.
+    std::deque<std::string> superseded;
   };
+  static constexpr size_t kMaxSuperseded = 16;
   static WorkerStats StatsOf(const Entry& e, absl::Time now);
   void RecordLocked(const v1::WorkerInfo& info, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -317,6 +318,46 @@ TEST(WorkerRegistryTest, ALiveIdKeepsTheSpecItRegisteredWith) {
   // Once the first registration expired, the id may name another GPU.
   EXPECT_TRUE(r.Register(fake, kT0 + absl::Seconds(50)).ok());
   EXPECT_EQ(r.SpecOf("w")->max_threads_per_block(), 64);
+}
+
+// Two kbworker processes under one id (both left at --gpu 0): the newer
+// one takes the id over, as a restarted worker does, and the older one is
+// refused from then on, whether or not the id is still connected.
+TEST(WorkerRegistryTest, ANewerInstanceTakesTheIdOverAndTheOlderIsRefused) {
+  WorkerRegistry r(Liveness(absl::Seconds(45)));
+  v1::WorkerInfo first = Valid("h:gpu0");
+  first.set_instance_id("i-000000000001");
+  v1::WorkerInfo second = first;
+  second.set_instance_id("i-000000000002");
+  ASSERT_TRUE(r.Register(first, kT0).ok());
+  ASSERT_TRUE(r.Register(first, kT0 + absl::Seconds(1)).ok());
+  ASSERT_TRUE(r.Register(second, kT0 + absl::Seconds(2)).ok());
+  const absl::Status s = r.Register(first, kT0 + absl::Seconds(3));
+  EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists) << s;
+  EXPECT_THAT(s.message(), HasSubstr("'h:gpu0' was taken over"));
+  EXPECT_THAT(s.message(), HasSubstr("i-000000000002"));
+  EXPECT_THAT(s.message(), HasSubstr("--worker-id"));
+  EXPECT_TRUE(r.Register(second, kT0 + absl::Seconds(4)).ok());
+  EXPECT_EQ(r.Register(first, kT0 + absl::Minutes(10)).code(),
+            absl::StatusCode::kAlreadyExists);
+  // A worker that sends no instance (an older kbworker) is not fenced.
+  v1::WorkerInfo legacy = Valid("h:gpu0");
+  EXPECT_TRUE(r.Register(legacy, kT0 + absl::Minutes(10)).ok());
+  EXPECT_TRUE(r.Register(second, kT0 + absl::Minutes(10)).ok());
+  // The memory of replaced instances is bounded; the newest is kept.
+  for (int i = 3; i < 40; ++i) {
+    v1::WorkerInfo next = first;
+    next.set_instance_id(absl::StrCat("i-0000000000", i));
+    ASSERT_TRUE(r.Register(next, kT0 + absl::Minutes(11)).ok()) << i;
+  }
+  v1::WorkerInfo recent = first;
+  recent.set_instance_id("i-000000000038");
+  EXPECT_EQ(r.Register(recent, kT0 + absl::Minutes(12)).code(),
+            absl::StatusCode::kAlreadyExists);
+  // An instance id is checked like any id.
+  v1::WorkerInfo bad = Valid("h:gpu0");
+  bad.set_instance_id("i-/../x");
+  EXPECT_EQ(ValidateWorkerInfo(bad).code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(WorkerRegistryTest, StrictestSpecIsTheMinimumOverLiveWorkersOfTheArch) {

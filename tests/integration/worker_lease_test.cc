@@ -9,7 +9,9 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "kbench/v1/kbench.grpc.pb.h"
@@ -37,10 +39,10 @@ class WorkerLeaseTest : public ::testing::Test {
   void StartKbd(std::vector<std::string> args = {}, std::string data_dir = "") {
     bool has_ttl = false;
     for (const std::string& a : args) {
-      has_ttl = has_ttl || a.rfind("--lease-ttl-ms", 0) == 0;
+      has_ttl = has_ttl || absl::StartsWith(a, "--lease-ttl-ms");
     }
     if (!has_ttl) args.push_back("--lease-ttl-ms=1500");
-    auto kbd = KbdProcess::Start({args, data_dir});
+    auto kbd = KbdProcess::Start({args, std::move(data_dir)});
     ASSERT_TRUE(kbd.ok()) << kbd.status();
     kbd_ = std::move(*kbd);
     stub_ = v1::Kbench::NewStub(grpc::CreateChannel(
@@ -303,6 +305,24 @@ TEST_F(WorkerLeaseTest, RestartedWorkerGetsItsJobBackAtOnce) {
   EXPECT_NE(kbd_->Log().find("w-restart restarted while running it"),
             std::string::npos)
       << kbd_->Log();
+}
+
+// Two kbworkers under one id (before instance ids, each lease request of
+// one released the other's job as "restarted", in turn): the second takes
+// the id over, the first exits saying why, and jobs pass on the second.
+TEST_F(WorkerLeaseTest, TwoWorkersWithOneIdLeaveOneServing) {
+  StartKbd();
+  auto first = Worker("w-same");
+  WaitForWorkers(1);
+  auto second = Worker("w-same");
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->Wait(absl::Seconds(30)), 3) << kbd_->Log();
+  EXPECT_NE(first->Stderr().find("taken over by a newer kbworker"),
+            std::string::npos)
+      << first->Stderr();
+  v1::RunCorrectnessResponse r;
+  ASSERT_TRUE(Check(Kernel("two workers, one id"), &r).ok()) << kbd_->Log();
+  EXPECT_EQ(r.result().verdict(), v1::VERDICT_PASSED);
 }
 
 }  // namespace
