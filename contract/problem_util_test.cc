@@ -214,7 +214,10 @@ const Mutation kMutations[] = {
      "tolerance.max_rel_norm: nan must be positive"},
     {"negative norm_floor",
      [](v1::Problem* p) { p->mutable_tolerance()->set_norm_floor(-1); },
-     "tolerance.norm_floor: -1 must be zero (no floor) or positive"},
+     "tolerance.norm_floor: -1 must be 0 (no floor) up to 1000"},
+    {"huge norm_floor",
+     [](v1::Problem* p) { p->mutable_tolerance()->set_norm_floor(1e200); },
+     "tolerance.norm_floor: 1e+200 must be 0"},
     {"empty flops", [](v1::Problem* p) { p->clear_flops(); },
      "flops: the expression is empty"},
     {"bad flops", [](v1::Problem* p) { p->set_flops("2*B*K*R*H)"); },
@@ -396,6 +399,17 @@ TEST(ProblemUtilTest, FormatDims) {
   EXPECT_EQ(FormatDims(problem, kDefault), "R=4 B=12 H=32 K=56");
   EXPECT_EQ(FormatDims(problem, {{"K", 1000}, {"B", 1}}), "B=1 K=1000");
   EXPECT_EQ(FormatDims(problem, {{"K", 1}, {"Z", 2}}), "K=1 Z=2");
+}
+
+TEST(ProblemUtilTest, ToleranceText) {
+  v1::Tolerance tol = LoadProblem("gather_linear_fp32").tolerance();
+  EXPECT_EQ(ToleranceText(tol),
+            "|out - ref| <= 0.001 + 0.001 * |ref| per element, rel-norm <= "
+            "1e-05");
+  tol.set_norm_floor(0.25);
+  EXPECT_EQ(ToleranceText(tol),
+            "|out - ref| <= 0.001 + 0.001 * |ref| per element, rel-norm <= "
+            "1e-05 (||ref|| floored at 0.25 * sqrt(n))");
 }
 
 TEST(ProblemUtilTest, PublicViewDropsHiddenSets) {

@@ -23,6 +23,9 @@
 namespace kbench {
 namespace {
 
+// The largest Tolerance.norm_floor a problem may set.
+constexpr double kMaxNormFloor = 1e3;
+
 using internal::DimNames;
 
 // Builds InvalidArgument errors prefixed with the problem's name.
@@ -259,11 +262,13 @@ absl::Status CheckTolerance(const v1::Problem& problem, const Checker& check) {
                                              "finite"));
     }
   }
-  if (!(tol.norm_floor() >= 0) || !std::isfinite(tol.norm_floor())) {
-    return check.Error("tolerance.norm_floor",
-                       absl::StrCat(tol.norm_floor(),
-                                    " must be zero (no floor) or positive "
-                                    "and finite"));
+  // Bounded: a huge floor would switch the norm test off (and its square
+  // times n would overflow).
+  if (!(tol.norm_floor() >= 0 && tol.norm_floor() <= kMaxNormFloor)) {
+    return check.Error(
+        "tolerance.norm_floor",
+        absl::StrCat(tol.norm_floor(), " must be 0 (no floor) up to ",
+                     kMaxNormFloor, " (an output RMS)"));
   }
   return absl::OkStatus();
 }

@@ -171,9 +171,9 @@ int main(int argc, char** argv) {
   app.add_flag("--run-golden-problems,!--no-run-golden-problems",
                flags.run_golden_problems,
                "Run GPU jobs of problems whose reference is a golden kernel "
-               "(kernels/problems/*/); with --no-run-golden-problems they "
-               "get FAILED_PRECONDITION and only compile")
-      ->capture_default_str();
+               "(kernels/problems/*/; on by default); with "
+               "--no-run-golden-problems they get FAILED_PRECONDITION and "
+               "only compile");
   CLI11_PARSE(app, argc, argv);
   kbench::InitLogging("kbd", flags.log_level);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

@@ -105,18 +105,19 @@ absl::Status WorkerLoop::Run() {
     if (!s.ok()) {
       const absl::Status st = FromGrpcStatus(s);
       if (absl::IsUnauthenticated(st) || absl::IsPermissionDenied(st) ||
-          absl::IsInvalidArgument(st) || absl::IsAlreadyExists(st)) {
-        // The token or this worker's facts, or a newer process took this
-        // worker id over: the same request cannot pass.
+          absl::IsInvalidArgument(st)) {
+        // The token or this worker's facts: the same request cannot pass.
         return absl::Status(
             st.code(), absl::StrCat("kbd refused this worker: ", st.message()));
       }
       spdlog::warn("LeaseJob: {} ({}); retrying", s.error_message(),
                    static_cast<int>(s.error_code()));
-      // FailedPrecondition (the id is bound to another GPU) clears only when
-      // the old registration expires: no need to ask every second.
-      absl::SleepFor(absl::IsFailedPrecondition(st) ? absl::Seconds(5)
-                                                    : absl::Seconds(1));
+      // FailedPrecondition (the id is bound to another GPU) and
+      // AlreadyExists (a newer process holds the id) clear only when the
+      // other registration expires: no need to ask every second.
+      absl::SleepFor(absl::IsFailedPrecondition(st) || absl::IsAlreadyExists(st)
+                         ? absl::Seconds(5)
+                         : absl::Seconds(1));
       continue;
     }
     if (lease.lease_id().empty()) continue;  // The long-poll ran out.

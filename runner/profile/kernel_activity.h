@@ -65,7 +65,7 @@ class KernelActivity {
 // records there were and how many `keep` took, against the runs expected.
 std::string NoRunsReason(const std::vector<KernelActivity::Record>& records,
                          const std::function<bool(const std::string&)>& keep,
-                         int launches_per_run, int skip_runs, size_t dropped);
+                         int launches_per_run, int skip_runs);
 
 // A submitted stamp further than this before its kernel's start is taken
 // for a launch that waited behind other work, and the start is used.

@@ -115,21 +115,28 @@ absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
     const auto is_reference = [&](const std::string& n) {
       return entries.count(n) == 0 && !IsHarnessKernel(n);
     };
+    if (activity.dropped() > 0) {
+      // Runs cut from a record stream with holes could straddle two runs.
+      AddGpuTimeNote(timing, absl::StrCat("no graph time: CUPTI dropped ",
+                                          activity.dropped(), " records"));
+      return absl::OkStatus();
+    }
     const int skip = warmup * go.runs;
     const int launches = static_cast<int>(bound->plan().launches.size());
     k_us = RunSpansUs(*records, is_kernel, launches, skip,
                       /*from_submitted=*/false);
     r_us = RunSpansUs(*records, is_reference, reference->EagerKernels(), skip,
                       /*from_submitted=*/false);
-    if (k_us.empty() || r_us.empty()) {
+    if (k_us.empty()) {
+      AddGpuTimeNote(timing, absl::StrCat("no kernel graph time: ",
+                                          NoRunsReason(*records, is_kernel,
+                                                       launches, skip)));
+    }
+    if (r_us.empty()) {
       AddGpuTimeNote(
-          timing, absl::StrCat("no graph time: ",
-                               k_us.empty()
-                                   ? NoRunsReason(*records, is_kernel, launches,
-                                                  skip, activity.dropped())
-                                   : NoRunsReason(*records, is_reference,
-                                                  reference->EagerKernels(),
-                                                  skip, activity.dropped())));
+          timing, absl::StrCat("no reference graph time: ",
+                               NoRunsReason(*records, is_reference,
+                                            reference->EagerKernels(), skip)));
     }
   }
   if (k_us.empty() || r_us.empty()) {
@@ -213,6 +220,10 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
     if (!records.ok()) {
       AddGpuTimeNote(
           timing, absl::StrCat("no GPU times: ", records.status().message()));
+    } else if (activity.dropped() > 0) {
+      // Runs cut from a record stream with holes could straddle two runs.
+      AddGpuTimeNote(timing, absl::StrCat("no GPU times: CUPTI dropped ",
+                                          activity.dropped(), " records"));
     } else {
       const int launches = static_cast<int>(cplan.launches.size());
       const std::vector<double> kernel_us =
@@ -222,21 +233,19 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
       if (!kernel_us.empty()) {
         *timing->mutable_kernel_gpu() = ComputeStats(kernel_us);
       } else {
-        AddGpuTimeNote(
-            timing,
-            absl::StrCat("no kernel GPU time: ",
-                         NoRunsReason(*records, is_kernel, launches,
-                                      options.warmup, activity.dropped())));
+        AddGpuTimeNote(timing,
+                       absl::StrCat("no kernel GPU time: ",
+                                    NoRunsReason(*records, is_kernel, launches,
+                                                 options.warmup)));
       }
       if (!reference_us.empty()) {
         *timing->mutable_reference_gpu() = ComputeStats(reference_us);
       } else {
-        AddGpuTimeNote(
-            timing,
-            absl::StrCat(
-                "no reference GPU time: ",
-                NoRunsReason(*records, is_reference, reference->EagerKernels(),
-                             options.warmup, activity.dropped())));
+        AddGpuTimeNote(timing,
+                       absl::StrCat("no reference GPU time: ",
+                                    NoRunsReason(*records, is_reference,
+                                                 reference->EagerKernels(),
+                                                 options.warmup)));
       }
     }
   }

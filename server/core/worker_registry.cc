@@ -236,14 +236,21 @@ absl::Status WorkerRegistry::Register(const v1::WorkerInfo& info,
   clean.DiscardUnknownFields();
   absl::MutexLock lock(&mu_);
   auto it = workers_.find(clean.worker_id());
+  // A replaced instance stands by while the one that replaced it is
+  // connected (refused, it waits and asks again), and takes the id back
+  // once that one is gone; it is not told to exit, so that a supervisor
+  // restarting it cannot make two processes swap the id for ever.
   if (it != workers_.end() && !clean.instance_id().empty() &&
+      now - it->second.last_seen <= options_.liveness &&
       absl::c_linear_search(it->second.superseded, clean.instance_id())) {
     return absl::AlreadyExistsError(absl::StrCat(
         "worker id '", clean.worker_id(),
         "' was taken over by a newer kbworker process (instance ",
         it->second.instance, "; this one is ", clean.instance_id(),
         "). Two kbworkers share this id: give each its own --gpu or "
-        "--worker-id. This process must stop"));
+        "--worker-id. This one stands by until the other has been gone "
+        "for ",
+        absl::FormatDuration(options_.liveness)));
   }
   if (it != workers_.end() && now - it->second.last_seen <= options_.liveness) {
     v1::WorkerGpu offered;

@@ -78,8 +78,9 @@ class WorkerRegistry {
   // with another GPU, host or GPU index is FailedPrecondition until the
   // first registration expires (the measured ceilings may change; they are
   // measured again when a worker's runner restarts). A new instance_id
-  // takes the id over; an instance it replaced is AlreadyExists from then
-  // on (the last 16 per id are remembered).
+  // takes the id over; an instance it replaced is AlreadyExists while the
+  // id is connected, and may take it back once it is not (the last 16
+  // replaced instances per id are remembered).
   absl::Status Register(const v1::WorkerInfo& info, absl::Time now);
   // Records the facts without any check (tests and trusted callers only;
   // the worker API goes through Register).

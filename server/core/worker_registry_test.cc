@@ -322,7 +322,8 @@ TEST(WorkerRegistryTest, ALiveIdKeepsTheSpecItRegisteredWith) {
 
 // Two kbworker processes under one id (both left at --gpu 0): the newer
 // one takes the id over, as a restarted worker does, and the older one is
-// refused from then on, whether or not the id is still connected.
+// refused while the newer is connected; once the newer is gone, the older
+// may take the id back.
 TEST(WorkerRegistryTest, ANewerInstanceTakesTheIdOverAndTheOlderIsRefused) {
   WorkerRegistry r(Liveness(absl::Seconds(45)));
   v1::WorkerInfo first = Valid("h:gpu0");
@@ -338,22 +339,29 @@ TEST(WorkerRegistryTest, ANewerInstanceTakesTheIdOverAndTheOlderIsRefused) {
   EXPECT_THAT(s.message(), HasSubstr("i-000000000002"));
   EXPECT_THAT(s.message(), HasSubstr("--worker-id"));
   EXPECT_TRUE(r.Register(second, kT0 + absl::Seconds(4)).ok());
-  EXPECT_EQ(r.Register(first, kT0 + absl::Minutes(10)).code(),
+  EXPECT_EQ(r.Register(first, kT0 + absl::Seconds(48)).code(),
+            absl::StatusCode::kAlreadyExists);
+  // The second went quiet for longer than the liveness: the first takes
+  // the id back, and now the second is the one refused.
+  EXPECT_TRUE(r.Register(first, kT0 + absl::Seconds(50)).ok());
+  EXPECT_EQ(r.Register(second, kT0 + absl::Seconds(51)).code(),
             absl::StatusCode::kAlreadyExists);
   // A worker that sends no instance (an older kbworker) is not fenced.
   v1::WorkerInfo legacy = Valid("h:gpu0");
-  EXPECT_TRUE(r.Register(legacy, kT0 + absl::Minutes(10)).ok());
-  EXPECT_TRUE(r.Register(second, kT0 + absl::Minutes(10)).ok());
-  // The memory of replaced instances is bounded; the newest is kept.
-  for (int i = 3; i < 40; ++i) {
+  EXPECT_TRUE(r.Register(legacy, kT0 + absl::Seconds(52)).ok());
+  // The memory of replaced instances is bounded (16): after 20 more
+  // instances, the most recent replaced one is refused and the oldest,
+  // `second`, is forgotten, so it counts as new and takes the id.
+  const absl::Time later = kT0 + absl::Minutes(5);
+  for (int i = 10; i < 30; ++i) {
     v1::WorkerInfo next = first;
     next.set_instance_id(absl::StrCat("i-0000000000", i));
-    ASSERT_TRUE(r.Register(next, kT0 + absl::Minutes(11)).ok()) << i;
+    ASSERT_TRUE(r.Register(next, later).ok()) << i;
   }
   v1::WorkerInfo recent = first;
-  recent.set_instance_id("i-000000000038");
-  EXPECT_EQ(r.Register(recent, kT0 + absl::Minutes(12)).code(),
-            absl::StatusCode::kAlreadyExists);
+  recent.set_instance_id("i-000000000028");
+  EXPECT_EQ(r.Register(recent, later).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_TRUE(r.Register(second, later).ok());
   // An instance id is checked like any id.
   v1::WorkerInfo bad = Valid("h:gpu0");
   bad.set_instance_id("i-/../x");

@@ -194,9 +194,9 @@ TEST(KernelActivityRunsTest, GroupsEachWorkloadsKernelsIntoRuns) {
   auto only1 = [](const std::string& n) { return n == "stage1"; };
   EXPECT_TRUE(RunSpansUs(records, only1, 2, 0).empty());
   // ...and the report's note says how they failed to.
-  EXPECT_EQ(NoRunsReason(records, only1, 2, 0, 5),
+  EXPECT_EQ(NoRunsReason(records, only1, 2, 0),
             "3 of CUPTI's 14 kernel records matched, expected whole runs of "
-            "2 launches beyond 0 warm-up runs; CUPTI dropped 5 records");
+            "2 launches beyond 0 warm-up runs");
   EXPECT_TRUE(RunSpansUs(
                   records, [](const std::string&) { return false; }, 1, 0)
                   .empty());
