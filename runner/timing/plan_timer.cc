@@ -41,6 +41,28 @@ constexpr int kGraphWarmup = 2;
 constexpr int kGraphReplays = 7;
 constexpr double kLongReplayUs = 10000;
 
+// Tells a candidate's CUPTI kernel records from its reference's, by name:
+// the candidate's are its plan's entry points, the reference's all others
+// but the harness's (the timer refuses a candidate named like a baseline
+// kernel). Holds the names; the filters refer to it.
+class RecordSplit {
+ public:
+  explicit RecordSplit(const ConcretePlan& plan) {
+    for (const ConcreteLaunch& l : plan.launches) entries_.insert(l.entry);
+  }
+  std::function<bool(const std::string&)> Kernel() const {
+    return [this](const std::string& n) { return entries_.count(n) > 0; };
+  }
+  std::function<bool(const std::string&)> Reference() const {
+    return [this](const std::string& n) {
+      return entries_.count(n) == 0 && !IsHarnessKernel(n);
+    };
+  }
+
+ private:
+  std::set<std::string> entries_;
+};
+
 // Appends one reason a GPU-time basis is missing to the report's note.
 void AddGpuTimeNote(v1::TimingReport* timing, absl::string_view why) {
   std::string* note = timing->mutable_gpu_time_note();
@@ -105,16 +127,9 @@ absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
           timing, absl::StrCat("no graph time: ", records.status().message()));
       return absl::OkStatus();
     }
-    std::set<std::string> entries;
-    for (const ConcreteLaunch& l : bound->plan().launches) {
-      entries.insert(l.entry);
-    }
-    const auto is_kernel = [&](const std::string& n) {
-      return entries.count(n) > 0;
-    };
-    const auto is_reference = [&](const std::string& n) {
-      return entries.count(n) == 0 && !IsHarnessKernel(n);
-    };
+    const RecordSplit split(bound->plan());
+    const auto is_kernel = split.Kernel();
+    const auto is_reference = split.Reference();
     if (activity.dropped() > 0) {
       // Runs cut from a record stream with holes could straddle two runs.
       AddGpuTimeNote(timing, absl::StrCat("no graph time: CUPTI dropped ",
@@ -208,15 +223,9 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
   if (activity_started.ok()) {
     absl::StatusOr<std::vector<KernelActivity::Record>> records =
         activity.Stop();
-    std::set<std::string> entries;
-    for (const ConcreteLaunch& l : cplan.launches) entries.insert(l.entry);
-    const auto is_kernel = [&](const std::string& n) {
-      return entries.count(n) > 0;
-    };
-    // The reference's kernels are all the others but the harness's.
-    const auto is_reference = [&](const std::string& n) {
-      return entries.count(n) == 0 && !IsHarnessKernel(n);
-    };
+    const RecordSplit split(cplan);
+    const auto is_kernel = split.Kernel();
+    const auto is_reference = split.Reference();
     if (!records.ok()) {
       AddGpuTimeNote(
           timing, absl::StrCat("no GPU times: ", records.status().message()));
