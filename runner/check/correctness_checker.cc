@@ -1,6 +1,7 @@
 #include "runner/check/correctness_checker.h"
 
 #include <chrono>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -9,6 +10,7 @@
 #include "contract/holdout.h"
 #include "contract/problem_util.h"
 #include "runner/device/cuda_status.h"
+#include "runner/device/device_checks.h"
 #include "runner/host/output_compare.h"
 #include "runner/host/run_checks.h"
 #include "spdlog/spdlog.h"
@@ -54,6 +56,99 @@ uint64_t TrialSeed(uint64_t job_seed, int set, int shape, int trial) {
                             uint64_t(trial)));
 }
 
+namespace {
+
+// Copies the error figures of `from` (not its verdict) into `to`.
+void CopyFigures(const v1::TrialResult& from, v1::TrialResult* to) {
+  to->set_max_abs_error(from.max_abs_error());
+  to->set_max_rel_error(from.max_rel_error());
+  to->set_rel_norm_error(from.rel_norm_error());
+  to->set_mismatches(from.mismatches());
+  to->set_elements(from.elements());
+  to->set_nan_count(from.nan_count());
+  to->set_first_mismatch(from.first_mismatch());
+}
+
+// Folds one output's figures into `trial`: with several outputs, the
+// first failing one is reported (else the first).
+void FoldOutput(const v1::TrialResult& one, bool* all_passed,
+                v1::TrialResult* trial) {
+  if ((!one.passed() && *all_passed) || trial->elements() == 0) {
+    CopyFigures(one, trial);
+  }
+  *all_passed = *all_passed && one.passed();
+}
+
+// CompareOutputs on the device: every output of `tensors` against
+// `golden`, where both already are.
+absl::Status CompareOnDevice(const v1::Problem& problem,
+                             const TensorSet& tensors,
+                             const GoldenBuffers& golden, cudaStream_t stream,
+                             v1::TrialResult* trial) {
+  bool all_passed = true;
+  for (const TensorSet::Tensor& t : tensors.tensors()) {
+    if (t.spec->role() != v1::TENSOR_ROLE_OUTPUT) continue;
+    const double* ref = golden.Find(t.spec->name());
+    if (ref == nullptr || golden.Elements(t.spec->name()) != t.elements) {
+      return absl::InternalError(
+          absl::StrCat("the reference produced no golden result for '",
+                       t.spec->name(), "'"));
+    }
+    ASSIGN_OR_RETURN(
+        const OutputErrors errors,
+        DeviceOutputErrors(t.buffer.get(), t.spec->dtype(), ref, t.elements,
+                           problem.tolerance(), stream));
+    v1::TrialResult one;
+    FinishOutputCompare(errors, t.elements, problem.tolerance(),
+                        OutputLayout{t.extents, IndexNames(*t.spec)}, &one);
+    FoldOutput(one, &all_passed, trial);
+  }
+  trial->set_passed(all_passed);
+  return absl::OkStatus();
+}
+
+// SanityCheckTolerance on the device, for every output's golden result.
+absl::Status SanityOnDevice(const v1::Problem& problem,
+                            const GoldenBuffers& golden,
+                            const std::string& where, cudaStream_t stream) {
+  for (const auto& [name, buffer] : golden.buffers()) {
+    const int64_t n = golden.Elements(name);
+    if (n < kMinSanityElements) continue;
+    const double* ref = buffer.as<double>();
+    ASSIGN_OR_RETURN(const ValueSummary summary,
+                     DeviceValueSummary(ref, n, stream));
+    const double mean = summary.sum / static_cast<double>(n);
+    ASSIGN_OR_RETURN(
+        const OutputErrors zero,
+        DeviceConstantErrors(0.0, ref, n, problem.tolerance(), stream));
+    ASSIGN_OR_RETURN(
+        const OutputErrors constant,
+        DeviceConstantErrors(mean, ref, n, problem.tolerance(), stream));
+    RETURN_IF_ERROR(
+        SanityVerdict(zero, constant, mean, n, problem.tolerance(), where));
+  }
+  return absl::OkStatus();
+}
+
+// Device copies of every output of `tensors`, in tensor order.
+absl::Status CopyOutputs(const TensorSet& tensors, cudaStream_t stream,
+                         std::vector<DeviceBuffer>* out) {
+  out->clear();
+  for (const TensorSet::Tensor& t : tensors.tensors()) {
+    if (t.spec->role() != v1::TENSOR_ROLE_OUTPUT) continue;
+    ASSIGN_OR_RETURN(DeviceBuffer copy,
+                     DeviceBuffer::Allocate(t.buffer.bytes()));
+    CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(copy.get(), t.buffer.get(), t.buffer.bytes(),
+                        cudaMemcpyDeviceToDevice, stream),
+        "keeping the first run's outputs");
+    out->push_back(std::move(copy));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status CompareOutputs(
     const v1::Problem& problem, const TensorSet& tensors,
     const std::map<std::string, std::vector<double>>& golden,
@@ -77,17 +172,7 @@ absl::Status CompareOutputs(
     CompareOutput(host.data(), it->second.data(),
                   static_cast<int64_t>(host.size()), problem.tolerance(),
                   layout, &one);
-    // With several outputs, report the first failing one (else the first).
-    if ((!one.passed() && all_passed) || trial->elements() == 0) {
-      trial->set_max_abs_error(one.max_abs_error());
-      trial->set_max_rel_error(one.max_rel_error());
-      trial->set_rel_norm_error(one.rel_norm_error());
-      trial->set_mismatches(one.mismatches());
-      trial->set_elements(one.elements());
-      trial->set_nan_count(one.nan_count());
-      trial->set_first_mismatch(one.first_mismatch());
-    }
-    all_passed = all_passed && one.passed();
+    FoldOutput(one, &all_passed, trial);
   }
   trial->set_passed(all_passed);
   return absl::OkStatus();
@@ -125,17 +210,6 @@ absl::Status CorrectnessChecker::RunOnce(BoundPlan* bound, TensorSet* tensors,
 }
 
 namespace {
-
-absl::Status ReadOutputs(const TensorSet& tensors, cudaStream_t stream,
-                         std::vector<std::vector<double>>* out) {
-  out->clear();
-  for (const TensorSet::Tensor& t : tensors.tensors()) {
-    if (t.spec->role() != v1::TENSOR_ROLE_OUTPUT) continue;
-    out->emplace_back();
-    RETURN_IF_ERROR(tensors.ReadAsDouble(t, stream, &out->back()));
-  }
-  return absl::OkStatus();
-}
 
 // Trials per shape of `set`: its own count, else the job's.
 int SetTrials(const v1::ShapeSet& set, int job_trials) {
@@ -237,35 +311,41 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
         } else {
           seeds_.push_back(trial->seed());
         }
-        // Inputs and the golden result are the problem's work: at a
+        // The inputs and the golden result are the problem's work: at a
         // hidden case their errors (a drawn integer bound, a golden
         // kernel's failure, which name the dims) are withheld too.
         RETURN_IF_ERROR(withheld(tensors.FillInputs(trial->seed(), s),
                                  "drawing the inputs", kProblemsFault));
-        std::map<std::string, std::vector<double>> golden;
-        RETURN_IF_ERROR(withheld(reference_->Golden(tensors, &golden),
-                                 "the problem's golden result",
-                                 kProblemsFault));
-        if (t == 0) {
-          // The problem's check must reject trivial outputs on this shape.
-          for (const auto& [name, values] : golden) {
-            RETURN_IF_ERROR(SanityCheckTolerance(
-                values.data(), static_cast<int64_t>(values.size()),
-                problem.tolerance(),
-                set.hidden() ? "(hidden)"
-                             : absl::StrCat(set.name(), "/", shape.name())));
-          }
-        }
         RETURN_IF_ERROR(tensors.FillGuards(s));
         std::vector<uint64_t> sums;
         RETURN_IF_ERROR(tensors.InputChecksums(s, &sums));
-        // Run 1, then the reference, then run 2 on the same inputs.
+        // Run 1, then the reference, then run 2 on the same inputs. After
+        // each run (its inputs' checksums just checked) the golden result
+        // is computed on the device, compared there, and scrubbed: no
+        // candidate runs while it is in device memory, and nothing of the
+        // size of an output travels to the host.
+        auto check = [&](bool sanity, v1::TrialResult* into) {
+          GoldenBuffers golden;
+          RETURN_IF_ERROR(withheld(reference_->DeviceGolden(tensors, &golden),
+                                   "the problem's golden result",
+                                   kProblemsFault));
+          if (sanity) {
+            // The problem's check must reject trivial outputs here.
+            RETURN_IF_ERROR(SanityOnDevice(
+                problem, golden,
+                set.hidden() ? "(hidden)"
+                             : absl::StrCat(set.name(), "/", shape.name()),
+                s));
+          }
+          RETURN_IF_ERROR(CompareOnDevice(problem, tensors, golden, s, into));
+          return golden.Scrub(s);
+        };
         double ms = 0;
         RETURN_IF_ERROR(RunOnce(bound.get(), &tensors, sums, where, &ms));
         trial->set_kernel_ms(ms);
-        RETURN_IF_ERROR(CompareOutputs(problem, tensors, golden, s, trial));
-        std::vector<std::vector<double>> first;
-        RETURN_IF_ERROR(ReadOutputs(tensors, s, &first));
+        RETURN_IF_ERROR(check(/*sanity=*/t == 0, trial));
+        std::vector<DeviceBuffer> first;
+        if (trial->passed()) RETURN_IF_ERROR(CopyOutputs(tensors, s, &first));
         if (eager_ok) {
           absl::Status st = reference_->RunEager();
           if (st.ok()) {
@@ -285,17 +365,17 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
         if (trial->passed()) {
           // A run that passed must be followed by one that passes, too.
           v1::TrialResult second;
-          RETURN_IF_ERROR(CompareOutputs(problem, tensors, golden, s, &second));
-          std::vector<std::vector<double>> again;
-          RETURN_IF_ERROR(ReadOutputs(tensors, s, &again));
+          RETURN_IF_ERROR(check(/*sanity=*/false, &second));
           size_t oi = 0;
           for (const TensorSet::Tensor& out : tensors.tensors()) {
             if (out.spec->role() != v1::TENSOR_ROLE_OUTPUT) continue;
-            if (differ.empty() && oi < first.size() && oi < again.size() &&
-                first[oi].size() == again[oi].size()) {
-              differ = CompareRuns(
-                  first[oi].data(), again[oi].data(),
-                  static_cast<int64_t>(first[oi].size()), problem.tolerance(),
+            if (differ.empty() && oi < first.size()) {
+              ASSIGN_OR_RETURN(const RunDiff diff,
+                               DeviceRunDiff(first[oi].get(), out.buffer.get(),
+                                             out.spec->dtype(), out.elements,
+                                             problem.tolerance(), s));
+              differ = DescribeRunDiff(
+                  diff, out.elements,
                   OutputLayout{out.extents, IndexNames(*out.spec)}, !hidden);
               if (!differ.empty()) {
                 differ = absl::StrCat("'", out.spec->name(), "': ", differ);
@@ -306,12 +386,7 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
           if (!second.passed()) {
             second_failed = true;
             trial->set_passed(false);
-            trial->set_max_abs_error(second.max_abs_error());
-            trial->set_max_rel_error(second.max_rel_error());
-            trial->set_rel_norm_error(second.rel_norm_error());
-            trial->set_mismatches(second.mismatches());
-            trial->set_nan_count(second.nan_count());
-            trial->set_first_mismatch(second.first_mismatch());
+            CopyFigures(second, trial);
           } else if (!differ.empty()) {
             trial->set_passed(false);
           }

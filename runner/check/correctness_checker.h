@@ -1,15 +1,17 @@
 // CorrectnessChecker: runs the candidate on every shape of the job's check
 // sets, for `trials` fresh seeds each, and compares every output with the
-// fp64 golden result. Per trial: seeded random inputs, the golden result
-// (computed first, then scrubbed from the device), guard regions armed,
-// input checksums, then the candidate twice with the reference's eager
-// pipeline in between (outputs poisoned with NaN before each run). After
-// each run: guard regions (a write outside a tensor is REJECTED, as
+// fp64 golden result. Per trial: seeded random inputs, guard regions armed,
+// keyed input checksums, then the candidate twice with the reference's
+// eager pipeline in between (outputs poisoned with NaN before each run).
+// After each run: guard regions (a write outside a tensor is REJECTED, as
 // InvalidArgument "out of bounds ..."), input checksums (REJECTED,
-// "modified input ..."), and the comparison with the golden result. The
-// two runs must agree (else FAILED, "the two runs ... differed"). On the
-// first trial of each shape, the problem's tolerance must reject an
-// all-zero and a constant output (else FailedPrecondition: ERROR).
+// "modified input ..."), then the golden result, computed on the device
+// from those inputs, compared there with the outputs, and scrubbed before
+// anything else runs (a candidate never runs beside it, and no output
+// travels to the host). The two runs must agree (else FAILED, "the two
+// runs ... differed"). On the first trial of each shape, the problem's
+// tolerance must reject an all-zero and a constant output (else
+// FailedPrecondition: ERROR).
 //
 // Hidden cases (submit): shape sets marked hidden, and kHiddenExtraTrials
 // extra seeds per visible shape, are run as trials marked hidden; their

@@ -52,7 +52,10 @@ class TensorSet {
   // to "" when all are intact, else to the first damaged tensor's
   // description ("out of bounds: ... 'out' ...").
   absl::Status CheckGuards(cudaStream_t stream, std::string* damage) const;
-  // A checksum of each input's bytes, in tensor order (synchronizes).
+  // The keyed checksum of each input's bytes (KeyedChecksum, computed on
+  // the device), in tensor order (synchronizes). The key is drawn per set
+  // from the host's entropy and passed to no candidate, so a kernel cannot
+  // change an input and keep its checksum.
   absl::Status InputChecksums(cudaStream_t stream,
                               std::vector<uint64_t>* sums) const;
   // "" when `before` and `after` (from InputChecksums) agree, else the
@@ -73,6 +76,7 @@ class TensorSet {
  private:
   DimValues dims_;
   std::vector<Tensor> tensors_;
+  uint64_t checksum_key_ = 0;
 };
 
 }  // namespace kbench

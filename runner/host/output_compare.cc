@@ -9,7 +9,6 @@
 #include "contract/expr.h"
 
 namespace kbench {
-namespace {
 
 std::string FormatIndex(int64_t flat, const OutputLayout& layout) {
   const size_t rank = layout.extents.size();
@@ -29,53 +28,35 @@ std::string FormatIndex(int64_t flat, const OutputLayout& layout) {
   return absl::StrJoin(parts, " ");
 }
 
-}  // namespace
-
-void CompareOutput(const double* out, const double* ref, int64_t n,
-                   const v1::Tolerance& tolerance, const OutputLayout& layout,
-                   v1::TrialResult* trial) {
-  const double atol = tolerance.atol();
-  const double rtol = tolerance.rtol();
-  double max_abs = 0, max_rel = 0, diff_sq = 0, ref_sq = 0;
-  int64_t mismatches = 0, nans = 0, first = -1;
-  for (int64_t i = 0; i < n; ++i) {
-    const double o = out[i], r = ref[i];
-    if (!std::isfinite(o)) {
-      if (std::isnan(o)) ++nans;
-      ++mismatches;
-      if (first < 0) first = i;
-      max_abs = INFINITY;
-      max_rel = INFINITY;
-      diff_sq = INFINITY;
-      ref_sq += r * r;
-      continue;
-    }
-    const double d = std::fabs(o - r);
-    max_abs = std::max(max_abs, d);
-    max_rel = std::max(max_rel, d / std::max(std::fabs(r), atol));
-    diff_sq += d * d;
-    ref_sq += r * r;
-    if (!(d <= atol + rtol * std::fabs(r))) {
-      ++mismatches;
-      if (first < 0) first = i;
-    }
-  }
+void FinishOutputCompare(const OutputErrors& e, int64_t n,
+                         const v1::Tolerance& tolerance,
+                         const OutputLayout& layout, v1::TrialResult* trial) {
   // The floor keeps the norm test relative to the problem's scale, not to
   // an output that happens to be all tail (see Tolerance.norm_floor).
   const double floor_sq =
       tolerance.norm_floor() * tolerance.norm_floor() * static_cast<double>(n);
-  const double denom_sq = std::max(ref_sq, floor_sq);
+  const double denom_sq = std::max(e.ref_sq, floor_sq);
   const double rel_norm =
-      denom_sq > 0 ? std::sqrt(diff_sq / denom_sq) : std::sqrt(diff_sq);
-  trial->set_max_abs_error(max_abs);
-  trial->set_max_rel_error(max_rel);
+      denom_sq > 0 ? std::sqrt(e.diff_sq / denom_sq) : std::sqrt(e.diff_sq);
+  trial->set_max_abs_error(e.max_abs);
+  trial->set_max_rel_error(e.max_rel);
   trial->set_rel_norm_error(rel_norm);
-  trial->set_mismatches(mismatches);
+  trial->set_mismatches(e.mismatches);
   trial->set_elements(n);
-  trial->set_nan_count(nans);
-  trial->set_first_mismatch(first >= 0 ? FormatIndex(first, layout) : "");
-  trial->set_passed(mismatches == 0 && nans == 0 &&
+  trial->set_nan_count(e.nans);
+  trial->set_first_mismatch(e.first >= 0 ? FormatIndex(e.first, layout) : "");
+  trial->set_passed(e.mismatches == 0 && e.nans == 0 &&
                     rel_norm <= tolerance.max_rel_norm());
+}
+
+void CompareOutput(const double* out, const double* ref, int64_t n,
+                   const v1::Tolerance& tolerance, const OutputLayout& layout,
+                   v1::TrialResult* trial) {
+  OutputErrors e = ZeroOutputErrors();
+  for (int64_t i = 0; i < n; ++i) {
+    AddOutputError(out[i], ref[i], i, tolerance.atol(), tolerance.rtol(), &e);
+  }
+  FinishOutputCompare(e, n, tolerance, layout, trial);
 }
 
 std::vector<std::string> IndexNames(const v1::TensorSpec& tensor) {

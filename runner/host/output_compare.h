@@ -15,6 +15,7 @@
 
 #include "kbench/v1/problem.pb.h"
 #include "kbench/v1/report.pb.h"
+#include "runner/host/compare_math.h"
 
 namespace kbench {
 
@@ -29,6 +30,16 @@ struct OutputLayout {
 void CompareOutput(const double* out, const double* ref, int64_t n,
                    const v1::Tolerance& tolerance, const OutputLayout& layout,
                    v1::TrialResult* trial);
+
+// Sets the same fields from figures accumulated elsewhere (AddOutputError
+// over `n` elements, on the host or the device).
+void FinishOutputCompare(const OutputErrors& errors, int64_t n,
+                         const v1::Tolerance& tolerance,
+                         const OutputLayout& layout, v1::TrialResult* trial);
+
+// "b=3 k=17" for flat index `flat` of an output of `layout` ("i=<flat>"
+// when the layout is unknown).
+std::string FormatIndex(int64_t flat, const OutputLayout& layout);
 
 // Index names for an output tensor: a shape entry that is a single dim name
 // gives that name in lower case ("B" -> "b"), anything else "i<axis>".

@@ -2,21 +2,24 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace kbench {
 
-uint64_t InputChecksum(const void* data, size_t n) {
+uint64_t KeyedChecksum(const void* data, size_t n, uint64_t key) {
   const uint8_t* p = static_cast<const uint8_t*>(data);
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
+  uint64_t sum = 0;
+  for (size_t i = 0; i * 4 < n; ++i) {
+    uint32_t word = 0;
+    for (size_t j = 0; j < 4 && i * 4 + j < n; ++j) {
+      word |= static_cast<uint32_t>(p[i * 4 + j]) << (8 * j);
+    }
+    sum += ChecksumWord(key, i, word);
   }
-  return h;
+  return sum;
 }
 
 std::string DescribeInputChange(const std::string& tensor, uint64_t before,
@@ -29,58 +32,31 @@ std::string DescribeInputChange(const std::string& tensor, uint64_t before,
       tensor, before, after);
 }
 
-std::string CompareRuns(const double* first, const double* second, int64_t n,
-                        const v1::Tolerance& tolerance,
-                        const OutputLayout& layout, bool show_index) {
-  int64_t differ = 0, nan_one = 0, first_at = -1;
-  double max_abs = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double a = first[i], b = second[i];
-    const bool na = std::isnan(a), nb = std::isnan(b);
-    if (na && nb) continue;  // Both unwritten: the comparison reports it.
-    if (na != nb) {
-      ++nan_one;
-      ++differ;
-      if (first_at < 0) first_at = i;
-      continue;
-    }
-    const double d = std::fabs(a - b);
-    if (d == 0) continue;
-    max_abs = std::max(max_abs, d);
-    const double scale = std::max(std::fabs(a), std::fabs(b));
-    if (!(d <= tolerance.atol() + tolerance.rtol() * scale)) {
-      ++differ;
-      if (first_at < 0) first_at = i;
-    }
-  }
-  if (differ == 0) return "";
+std::string DescribeRunDiff(const RunDiff& d, int64_t n,
+                            const OutputLayout& layout, bool show_index) {
+  if (d.differ == 0) return "";
   std::string out = absl::StrFormat(
       "the two runs of the same inputs differed: %d of %d elements (max abs "
       "difference %.3g, %d written in one run only)",
-      differ, n, max_abs, nan_one);
+      d.differ, n, d.max_abs, d.nan_one);
   if (show_index) {
-    const int64_t i = first_at;
-    std::vector<int64_t> idx(layout.extents.size());
-    int64_t flat = i;
-    for (size_t ax = layout.extents.size(); ax-- > 0;) {
-      const int64_t e = std::max<int64_t>(layout.extents[ax], 1);
-      idx[ax] = flat % e;
-      flat /= e;
-    }
-    std::string where;
-    for (size_t ax = 0; ax < idx.size() && ax < layout.index_names.size();
-         ++ax) {
-      absl::StrAppend(&where, ax ? " " : "", layout.index_names[ax], "=",
-                      idx[ax]);
-    }
-    if (where.empty()) where = absl::StrCat("i=", i);
-    absl::StrAppend(&out, "; first at ", where);
+    absl::StrAppend(&out, "; first at ", FormatIndex(d.first, layout));
   }
   absl::StrAppend(&out,
                   ". A data race or nondeterminism: check for missing "
                   "atomics, barriers, or reads of memory another block "
                   "writes");
   return out;
+}
+
+std::string CompareRuns(const double* first, const double* second, int64_t n,
+                        const v1::Tolerance& tolerance,
+                        const OutputLayout& layout, bool show_index) {
+  RunDiff d = ZeroRunDiff();
+  for (int64_t i = 0; i < n; ++i) {
+    AddRunDiff(first[i], second[i], i, tolerance.atol(), tolerance.rtol(), &d);
+  }
+  return DescribeRunDiff(d, n, layout, show_index);
 }
 
 namespace {
@@ -108,18 +84,17 @@ void SetSpeedups(v1::TimingReport* t) {
   }
 }
 
-absl::Status SanityCheckTolerance(const double* golden, int64_t n,
-                                  const v1::Tolerance& tolerance,
-                                  const std::string& where) {
+absl::Status SanityVerdict(const OutputErrors& zero,
+                           const OutputErrors& mean_errors, double mean,
+                           int64_t n, const v1::Tolerance& tolerance,
+                           const std::string& where) {
   if (n < kMinSanityElements) return absl::OkStatus();
-  double mean = 0;
-  for (int64_t i = 0; i < n; ++i) mean += golden[i];
-  mean /= static_cast<double>(n);
   const OutputLayout layout;
-  for (const double c : {0.0, mean}) {
-    std::vector<double> trivial(n, c);
+  for (const auto& [c, errors] :
+       {std::pair<double, const OutputErrors*>{0.0, &zero},
+        std::pair<double, const OutputErrors*>{mean, &mean_errors}}) {
     v1::TrialResult t;
-    CompareOutput(trivial.data(), golden, n, tolerance, layout, &t);
+    FinishOutputCompare(*errors, n, tolerance, layout, &t);
     if (t.passed()) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "the problem's check is too weak on shape %s: a constant output "
@@ -130,6 +105,23 @@ absl::Status SanityCheckTolerance(const double* golden, int64_t n,
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status SanityCheckTolerance(const double* golden, int64_t n,
+                                  const v1::Tolerance& tolerance,
+                                  const std::string& where) {
+  if (n < kMinSanityElements) return absl::OkStatus();
+  double mean = 0;
+  for (int64_t i = 0; i < n; ++i) mean += golden[i];
+  mean /= static_cast<double>(n);
+  OutputErrors zero = ZeroOutputErrors(), constant = ZeroOutputErrors();
+  for (int64_t i = 0; i < n; ++i) {
+    AddOutputError(0.0, golden[i], i, tolerance.atol(), tolerance.rtol(),
+                   &zero);
+    AddOutputError(mean, golden[i], i, tolerance.atol(), tolerance.rtol(),
+                   &constant);
+  }
+  return SanityVerdict(zero, constant, mean, n, tolerance, where);
 }
 
 double PhysicalFloorUs(double flops, double min_bytes, const v1::GpuSpec& spec,

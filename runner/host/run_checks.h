@@ -1,5 +1,5 @@
 // Host-side checks of the runner's hardening, testable without a GPU:
-// input checksums, the comparison of a trial's two runs, the per-problem
+// keyed input checksums, the comparison of a trial's two runs, the per-problem
 // sanity check of the tolerance against trivial outputs, the physical time
 // floor and the clock-throttling note.
 //
@@ -18,8 +18,10 @@
 
 namespace kbench {
 
-// 64-bit FNV-1a of `n` bytes: a cheap checksum of an input's contents.
-uint64_t InputChecksum(const void* data, size_t n);
+// The keyed checksum of `n` bytes: the sum modulo 2^64 of ChecksumWord
+// (compare_math.h) over their 32-bit words. The host's version of what the
+// device computes (DeviceKeyedChecksum), for tests and small inputs.
+uint64_t KeyedChecksum(const void* data, size_t n, uint64_t key);
 
 // "" when equal; else "modified input 'x': its contents changed during the
 // kernel's run (checksum A before, B after). Inputs are read-only: ...".
@@ -34,6 +36,10 @@ std::string DescribeInputChange(const std::string& tensor, uint64_t before,
 std::string CompareRuns(const double* first, const double* second, int64_t n,
                         const v1::Tolerance& tolerance,
                         const OutputLayout& layout, bool show_index);
+// The same message from figures accumulated elsewhere (AddRunDiff over `n`
+// elements, on the host or the device).
+std::string DescribeRunDiff(const RunDiff& diff, int64_t n,
+                            const OutputLayout& layout, bool show_index);
 
 // Sets speedup_events, speedup_gpu and speedup_graph from `t`'s medians
 // (0 where a side was not measured), and `speedup` and `speedup_basis`: GPU
@@ -52,6 +58,13 @@ inline constexpr int64_t kMinSanityElements = 16;
 absl::Status SanityCheckTolerance(const double* golden, int64_t n,
                                   const v1::Tolerance& tolerance,
                                   const std::string& where);
+// The same verdict from the figures of an all-zero output (`zero`) and of
+// the constant `mean` output (`mean_errors`) against an `n`-element golden
+// result, accumulated elsewhere (on the device for large outputs).
+absl::Status SanityVerdict(const OutputErrors& zero,
+                           const OutputErrors& mean_errors, double mean,
+                           int64_t n, const v1::Tolerance& tolerance,
+                           const std::string& where);
 
 // The physical floor, in us: max(min_bytes / peak bandwidth, flops / peak
 // rate). Peaks are the measured ceilings where present, else the datasheet;

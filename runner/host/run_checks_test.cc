@@ -78,17 +78,36 @@ TEST(GuardPatternTest, WriteBeforeTheStartCountsBackwards) {
   EXPECT_THAT(m, HasSubstr("2 bytes changed before its start (bytes 1..8"));
 }
 
-TEST(RunChecksTest, InputChecksumSeesOneBitFlip) {
+TEST(RunChecksTest, KeyedChecksumSeesOneBitFlip) {
   std::vector<float> x(1000, 0.5f);
-  const uint64_t a = InputChecksum(x.data(), x.size() * 4);
-  EXPECT_EQ(a, InputChecksum(x.data(), x.size() * 4));
+  const uint64_t key = 0x1234;
+  const uint64_t a = KeyedChecksum(x.data(), x.size() * 4, key);
+  EXPECT_EQ(a, KeyedChecksum(x.data(), x.size() * 4, key));
   x[999] = std::nextafter(0.5f, 1.0f);
-  const uint64_t b = InputChecksum(x.data(), x.size() * 4);
+  const uint64_t b = KeyedChecksum(x.data(), x.size() * 4, key);
   EXPECT_NE(a, b);
   EXPECT_EQ(DescribeInputChange("x", a, a), "");
   const std::string m = DescribeInputChange("x", a, b);
   EXPECT_THAT(m, HasSubstr("modified input 'x'"));
   EXPECT_THAT(m, HasSubstr("read-only"));
+}
+
+TEST(RunChecksTest, KeyedChecksumDependsOnKeyPositionAndTail) {
+  std::vector<uint8_t> x = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const uint64_t a = KeyedChecksum(x.data(), x.size(), 7);
+  // Another key gives another sum: a kernel cannot precompute it.
+  EXPECT_NE(a, KeyedChecksum(x.data(), x.size(), 8));
+  // Swapping two words changes it (the sum is keyed by position).
+  std::vector<uint8_t> swapped = {5, 6, 7, 8, 1, 2, 3, 4, 9};
+  EXPECT_NE(a, KeyedChecksum(swapped.data(), swapped.size(), 7));
+  // The last, partial word counts.
+  x[8] = 10;
+  EXPECT_NE(a, KeyedChecksum(x.data(), x.size(), 7));
+  // Bytes past `n` do not.
+  std::vector<uint8_t> longer = x;
+  longer.push_back(99);
+  EXPECT_EQ(KeyedChecksum(x.data(), x.size(), 7),
+            KeyedChecksum(longer.data(), x.size(), 7));
 }
 
 TEST(RunChecksTest, CompareRunsAcceptsEqualAndReportsRaces) {

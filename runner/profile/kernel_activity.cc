@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "runner/device/cuda_status.h"
 #include "spdlog/spdlog.h"
@@ -137,6 +138,28 @@ absl::StatusOr<std::vector<KernelActivity::Record>> KernelActivity::Stop() {
   return out;
 }
 
+namespace {
+
+// The span of one run: from the GPU taking its first launch (see
+// RunSpansUs) to its last kernel's end, in us.
+double RunSpanUs(const KernelActivity::Record* const* run, int n,
+                 bool from_submitted) {
+  auto taken = [from_submitted](const KernelActivity::Record& r) {
+    const bool front_end = from_submitted && r.submitted_ns > 0 &&
+                           r.submitted_ns <= r.start_ns &&
+                           r.start_ns - r.submitted_ns <= kMaxFrontEndNs;
+    return front_end ? r.submitted_ns : r.start_ns;
+  };
+  uint64_t start = taken(*run[0]), end = run[0]->end_ns;
+  for (int j = 1; j < n; ++j) {
+    start = std::min(start, taken(*run[j]));
+    end = std::max(end, run[j]->end_ns);
+  }
+  return (end - start) * 1e-3;
+}
+
+}  // namespace
+
 std::vector<double> RunSpansUs(
     const std::vector<KernelActivity::Record>& records,
     const std::function<bool(const std::string&)>& keep, int launches_per_run,
@@ -150,23 +173,57 @@ std::vector<double> RunSpansUs(
     return {};
   }
   std::vector<double> runs;
-  auto taken = [from_submitted](const KernelActivity::Record& r) {
-    const bool front_end = from_submitted && r.submitted_ns > 0 &&
-                           r.submitted_ns <= r.start_ns &&
-                           r.start_ns - r.submitted_ns <= kMaxFrontEndNs;
-    return front_end ? r.submitted_ns : r.start_ns;
-  };
   for (size_t i = 0; i < mine.size(); i += launches_per_run) {
-    uint64_t start = taken(*mine[i]), end = mine[i]->end_ns;
-    for (int j = 1; j < launches_per_run; ++j) {
-      start = std::min(start, taken(*mine[i + j]));
-      end = std::max(end, mine[i + j]->end_ns);
-    }
-    runs.push_back((end - start) * 1e-3);
+    runs.push_back(RunSpanUs(&mine[i], launches_per_run, from_submitted));
   }
   if (static_cast<int>(runs.size()) <= skip_runs) return {};
   runs.erase(runs.begin(), runs.begin() + skip_runs);
   return runs;
+}
+
+std::vector<std::vector<double>> ScheduledSpansUs(
+    const std::vector<KernelActivity::Record>& records,
+    const std::vector<int>& order, const std::vector<int>& kernels_per_run,
+    int skip_runs, bool from_submitted, std::string* why) {
+  const size_t nw = kernels_per_run.size();
+  std::vector<std::vector<double>> spans(nw);
+  std::vector<const KernelActivity::Record*> mine;
+  for (const KernelActivity::Record& r : records) {
+    if (!IsHarnessKernel(r.name)) mine.push_back(&r);
+  }
+  size_t expected = 0;
+  for (int w : order) {
+    if (w < 0 || static_cast<size_t>(w) >= nw || kernels_per_run[w] <= 0) {
+      *why = absl::StrCat("run of workload ", w, " with no kernel count");
+      return std::vector<std::vector<double>>(nw);
+    }
+    expected += kernels_per_run[w];
+  }
+  if (mine.size() != expected || order.empty()) {
+    *why = absl::StrFormat(
+        "CUPTI recorded %d kernels besides the harness's, the %d runs timed "
+        "launch %d",
+        mine.size(), order.size(), expected);
+    return std::vector<std::vector<double>>(nw);
+  }
+  std::vector<int> seen(nw, 0);
+  size_t at = 0;
+  for (int w : order) {
+    const int n = kernels_per_run[w];
+    if (seen[w]++ >= skip_runs) {
+      spans[w].push_back(RunSpanUs(&mine[at], n, from_submitted));
+    }
+    at += n;
+  }
+  for (size_t w = 0; w < nw; ++w) {
+    if (spans[w].empty()) {
+      *why = absl::StrCat("workload ", w, " ran no more than its ", skip_runs,
+                          " warm-up runs");
+      return std::vector<std::vector<double>>(nw);
+    }
+  }
+  why->clear();
+  return spans;
 }
 
 std::string NoRunsReason(const std::vector<KernelActivity::Record>& records,

@@ -86,6 +86,23 @@ std::vector<double> RunSpansUs(
     const std::function<bool(const std::string&)>& keep, int launches_per_run,
     int skip_runs, bool from_submitted = true);
 
+// Per-run GPU times of workloads that ran one after another on one stream,
+// told apart by position rather than by name: CUPTI before 13.4 may report
+// a kernel of a module loaded after another was unloaded under the old
+// kernel's name ("stale kernel names after module reloads", fixed in CUPTI
+// 13.4 Update 1), and the runner loads and unloads modules in every job.
+// `order` is the workload index of every run, in the order they ran;
+// workload w launches kernels_per_run[w] kernels a run. The records that
+// are not the harness's (IsHarnessKernel: its module is never unloaded, so
+// its names are never stale) are cut into runs in that order, each run's
+// span taken as RunSpansUs does, and each workload's first `skip_runs`
+// runs dropped. Returns one vector per workload; all empty, with *why
+// set, when the records do not add up to the runs of `order`.
+std::vector<std::vector<double>> ScheduledSpansUs(
+    const std::vector<KernelActivity::Record>& records,
+    const std::vector<int>& order, const std::vector<int>& kernels_per_run,
+    int skip_runs, bool from_submitted, std::string* why);
+
 // Whether `name` is one of kbench's own kernels that run between timed
 // workloads (the L2 flush, the stream blocker, the clock probe): they
 // belong to no workload.

@@ -3,6 +3,8 @@
 #include <cublas_v2.h>
 #include <library_types.h>
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "contract/problem_util.h"
@@ -46,9 +48,8 @@ absl::StatusOr<GatherLinearReference::Dims> GatherLinearReference::ReadDims(
   return d;
 }
 
-absl::Status GatherLinearReference::Golden(
-    const TensorSet& tensors,
-    std::map<std::string, std::vector<double>>* golden) {
+absl::Status GatherLinearReference::DeviceGolden(const TensorSet& tensors,
+                                                 GoldenBuffers* golden) {
   ASSIGN_OR_RETURN(const Dims d, ReadDims(tensors));
   const TensorSet::Tensor* x = tensors.Find("x");
   const TensorSet::Tensor* w = tensors.Find("w");
@@ -79,17 +80,13 @@ absl::Status GatherLinearReference::Golden(
                           rh, &one, wd.as<double>(), rh, g.as<double>(), rh,
                           &one, od.as<double>(), d.K),
               "computing the fp64 golden GEMM"));
-  std::vector<double>& out = (*golden)["out"];
-  out.resize(int64_t(d.B) * d.K);
-  CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out.data(), od.get(), out.size() * 8,
-                                       cudaMemcpyDeviceToHost, s),
-                       "copying the golden result");
-  // Scrub: a candidate must not find the answer in freed memory.
-  for (DeviceBuffer* b : {&g, &wd, &bd, &od}) {
+  // Scrub the rest: a candidate must not find the operands in freed memory.
+  for (DeviceBuffer* b : {&g, &wd, &bd}) {
     CUDA_RETURN_IF_ERROR(cudaMemsetAsync(b->get(), 0, b->bytes(), s),
                          "scrubbing golden scratch");
   }
   CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s), "computing the golden result");
+  golden->Take("out", std::move(od));
   return absl::OkStatus();
 }
 

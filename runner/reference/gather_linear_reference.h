@@ -27,9 +27,8 @@ class GatherLinearReference : public ReferenceOp {
   explicit GatherLinearReference(DeviceContext* ctx) : ctx_(ctx) {}
   ~GatherLinearReference() override;
 
-  absl::Status Golden(
-      const TensorSet& tensors,
-      std::map<std::string, std::vector<double>>* golden) override;
+  absl::Status DeviceGolden(const TensorSet& tensors,
+                            GoldenBuffers* golden) override;
   absl::Status PrepareEager(const TensorSet& tensors) override;
   absl::Status RunEager() override;
   const TensorSet::Tensor* EagerOutput(const std::string& name) override;

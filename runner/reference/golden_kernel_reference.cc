@@ -10,6 +10,7 @@
 #include "contract/problem_util.h"
 #include "contract/runner_job.h"
 #include "runner/device/cuda_status.h"
+#include "runner/device/device_checks.h"
 #include "runner/device/harness_kernels.h"
 #include "runner/reference/lt_util.h"
 
@@ -114,18 +115,16 @@ absl::Status GoldenKernelReference::Load(const v1::RunnerJob& job) {
       job.problem(), baseline_plan_ ? &baseline_plan_->plan() : nullptr);
 }
 
-absl::Status GoldenKernelReference::Golden(
-    const TensorSet& tensors,
-    std::map<std::string, std::vector<double>>* golden) {
+absl::Status GoldenKernelReference::DeviceGolden(const TensorSet& tensors,
+                                                 GoldenBuffers* golden) {
   // Whatever goes wrong here, sticky errors included, is the golden's
   // (trusted code) fault: the candidate's last run was checked before.
   return Fault(RunGolden(tensors, golden), "its golden kernel",
                /*keep_sticky=*/false);
 }
 
-absl::Status GoldenKernelReference::RunGolden(
-    const TensorSet& tensors,
-    std::map<std::string, std::vector<double>>* golden) {
+absl::Status GoldenKernelReference::RunGolden(const TensorSet& tensors,
+                                              GoldenBuffers* golden) {
   const DimValues& dims = tensors.dims();
   cudaStream_t s = ctx_->stream();
   ASSIGN_OR_RETURN(TensorSet g, TensorSet::Allocate(fp64_problem_, dims));
@@ -156,17 +155,18 @@ absl::Status GoldenKernelReference::RunGolden(
   }
   for (const TensorSet::Tensor& t : g.tensors()) {
     if (t.spec->role() != v1::TENSOR_ROLE_OUTPUT) continue;
-    std::vector<double>& out = (*golden)[t.spec->name()];
-    RETURN_IF_ERROR(g.ReadAsDouble(t, s, &out));
-    int64_t bad = 0;
-    for (double v : out) bad += !std::isfinite(v);
-    if (bad > 0) {
+    ASSIGN_OR_RETURN(const ValueSummary summary,
+                     DeviceValueSummary(t.buffer.as<double>(), t.elements, s));
+    if (summary.nonfinite > 0) {
       return absl::InternalError(absl::StrCat(
-          "it left ", bad, " of ", out.size(), " elements of '", t.spec->name(),
-          "' NaN, infinite or unwritten at ", DimsText(dims)));
+          "it left ", summary.nonfinite, " of ", t.elements, " elements of '",
+          t.spec->name(), "' NaN, infinite or unwritten at ", DimsText(dims)));
     }
+    RETURN_IF_ERROR(
+        golden->Copy(t.spec->name(), t.buffer.as<double>(), t.elements, s));
   }
-  // Scrub: a candidate must not find the answer in freed memory.
+  // Scrub (after the copies above, on the same stream): a candidate must
+  // not find the answer in freed memory.
   for (const TensorSet::Tensor& t : g.tensors()) {
     CUDA_RETURN_IF_ERROR(
         cudaMemsetAsync(t.buffer.get(), 0, t.buffer.bytes(), s),

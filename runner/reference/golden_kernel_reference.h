@@ -41,9 +41,8 @@ class GoldenKernelReference : public ReferenceOp {
       const v1::RunnerJob& job, DeviceContext* ctx);
   ~GoldenKernelReference() override;
 
-  absl::Status Golden(
-      const TensorSet& tensors,
-      std::map<std::string, std::vector<double>>* golden) override;
+  absl::Status DeviceGolden(const TensorSet& tensors,
+                            GoldenBuffers* golden) override;
   absl::Status PrepareEager(const TensorSet& tensors) override;
   absl::Status RunEager() override;
   const TensorSet::Tensor* EagerOutput(const std::string& name) override;
@@ -76,8 +75,7 @@ class GoldenKernelReference : public ReferenceOp {
   absl::Status Fault(absl::Status s, absl::string_view what,
                      bool keep_sticky) const;
   absl::Status Load(const v1::RunnerJob& job);
-  absl::Status RunGolden(const TensorSet& tensors,
-                         std::map<std::string, std::vector<double>>* golden);
+  absl::Status RunGolden(const TensorSet& tensors, GoldenBuffers* golden);
   absl::Status Prepare(const TensorSet& tensors);
   absl::Status RunBaseline();
   void DestroySteps();

@@ -3,7 +3,7 @@
 // about a problem is data.
 //
 // Two roles, kept apart on purpose:
-//  - Golden(): the fp64 result that decides correctness;
+//  - DeviceGolden(): the fp64 result that decides correctness;
 //  - RunEager(): the pipeline a PyTorch user would run, in the problem's
 //    dtype, timed exactly like the candidate (its launch count is reported).
 //
@@ -22,6 +22,7 @@
 #include "kbench/v1/worker.pb.h"
 #include "runner/device/device_context.h"
 #include "runner/device/tensor_set.h"
+#include "runner/reference/golden_buffers.h"
 
 namespace kbench {
 
@@ -29,13 +30,17 @@ class ReferenceOp {
  public:
   virtual ~ReferenceOp() = default;
 
-  // Computes every output of the problem in fp64 from the inputs in
-  // `tensors` and copies it to the host, keyed by output name. Device
-  // scratch holding the golden result is zeroed and freed before returning,
-  // so a candidate launched later cannot find it.
-  virtual absl::Status Golden(
-      const TensorSet& tensors,
-      std::map<std::string, std::vector<double>>* golden) = 0;
+  // Computes every output of the problem in fp64 on the device from the
+  // inputs in `tensors`, into `golden` (which the caller scrubs before a
+  // candidate runs again). Returns with the work done (the context's
+  // stream synchronized); other scratch is zeroed before returning.
+  virtual absl::Status DeviceGolden(const TensorSet& tensors,
+                                    GoldenBuffers* golden) = 0;
+  // DeviceGolden, copied to the host keyed by output name and scrubbed
+  // from the device before returning, so a candidate launched later cannot
+  // find it. For small shapes: large ones are compared on the device.
+  absl::Status Golden(const TensorSet& tensors,
+                      std::map<std::string, std::vector<double>>* golden);
 
   // Prepares the eager pipeline for the shape of `tensors` (scratch, cuBLAS
   // algorithm choice); the pipeline reads the inputs of `tensors` and writes

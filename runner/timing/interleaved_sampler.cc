@@ -21,10 +21,13 @@ absl::StatusOr<InterleavedSampler::Result> InterleavedSampler::Run(
         .count();
   };
 
+  Result result;
   const int warmup = std::max(1, options_.warmup);
+  result.warmup_runs = warmup;
   for (int i = 0; i < warmup; ++i) {
-    for (const Workload& w : workloads) {
-      RETURN_IF_ERROR(w.enqueue());
+    for (int w = 0; w < nw; ++w) {
+      RETURN_IF_ERROR(workloads[w].enqueue());
+      result.order.push_back(w);
     }
   }
   CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s), "warming up");
@@ -40,7 +43,6 @@ absl::StatusOr<InterleavedSampler::Result> InterleavedSampler::Run(
   ASSIGN_OR_RETURN(std::unique_ptr<EventTimer> timer,
                    EventTimer::Create(batch * nw));
   std::vector<StoppingCriterion> criteria(nw, StoppingCriterion(options_.stop));
-  Result result;
   result.samples_us.resize(nw);
   int round = 0;
   auto all_done = [&] {
@@ -60,6 +62,7 @@ absl::StatusOr<InterleavedSampler::Result> InterleavedSampler::Run(
         if (options_.flush_l2) queued = flusher_->Flush(s);
         if (queued.ok()) queued = timer->Start(slot, s);
         if (queued.ok()) queued = workloads[w].enqueue();
+        if (queued.ok()) result.order.push_back(w);
         if (queued.ok()) queued = timer->Stop(slot, s);
       }
     }
@@ -81,6 +84,7 @@ absl::StatusOr<InterleavedSampler::Result> InterleavedSampler::Run(
   }
   result.wall_ms = elapsed_ms();
   std::vector<std::string> reasons;
+  reasons.reserve(nw);
   for (int w = 0; w < nw; ++w) {
     reasons.push_back(absl::StrCat(workloads[w].name, ": ",
                                    criteria[w].Reason(result.wall_ms)));

@@ -47,6 +47,11 @@ class InterleavedSampler {
     std::string stop_reason;
     double wall_ms = 0;
     int discarded_batches = 0;  // Batches whose blocker timed out.
+    // The workload index of every run enqueued, in the order they ran
+    // (warm-up runs, then timed ones, discarded batches included): how
+    // kernel records are told apart (ScheduledSpansUs).
+    std::vector<int> order;
+    int warmup_runs = 0;  // Warm-up runs of each workload, first in order.
   };
 
   InterleavedSampler(DeviceContext* ctx, L2Flusher* flusher,

@@ -69,6 +69,47 @@ void AddGpuTimeNote(v1::TimingReport* timing, absl::string_view why) {
   absl::StrAppend(note, note->empty() ? "" : "; ", why);
 }
 
+// The kernel's and the reference's run spans in `records`, which hold the
+// runs of `order` (0: kernel, 1: reference), warm-up runs first: by
+// position (ScheduledSpansUs), else, where the records do not add up, by
+// name (RecordSplit). A side that neither finds gets a note naming
+// `basis` ("GPU time", "graph time") and both reasons.
+void SplitSpans(const std::vector<KernelActivity::Record>& records,
+                const std::vector<int>& order, const ConcretePlan& plan,
+                int eager_kernels, int skip_runs, bool from_submitted,
+                absl::string_view basis, v1::TimingReport* timing,
+                std::vector<double>* k_us, std::vector<double>* r_us) {
+  const int launches = static_cast<int>(plan.launches.size());
+  std::string by_position;
+  std::vector<std::vector<double>> spans =
+      ScheduledSpansUs(records, order, {launches, eager_kernels}, skip_runs,
+                       from_submitted, &by_position);
+  *k_us = std::move(spans[0]);
+  *r_us = std::move(spans[1]);
+  if (!k_us->empty() && !r_us->empty()) return;
+  spdlog::info("{} by position: {}; trying by name", std::string(basis),
+               by_position);
+  const RecordSplit split(plan);
+  const auto is_kernel = split.Kernel();
+  const auto is_reference = split.Reference();
+  *k_us = RunSpansUs(records, is_kernel, launches, skip_runs, from_submitted);
+  *r_us = RunSpansUs(records, is_reference, eager_kernels, skip_runs,
+                     from_submitted);
+  if (k_us->empty()) {
+    AddGpuTimeNote(timing, absl::StrCat("no kernel ", basis, ": by position, ",
+                                        by_position, "; by name, ",
+                                        NoRunsReason(records, is_kernel,
+                                                     launches, skip_runs)));
+  }
+  if (r_us->empty()) {
+    AddGpuTimeNote(
+        timing, absl::StrCat("no reference ", basis, ": by position, ",
+                             by_position, "; by name, ",
+                             NoRunsReason(records, is_reference, eager_kernels,
+                                          skip_runs)));
+  }
+}
+
 }  // namespace
 
 absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
@@ -127,32 +168,23 @@ absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
           timing, absl::StrCat("no graph time: ", records.status().message()));
       return absl::OkStatus();
     }
-    const RecordSplit split(bound->plan());
-    const auto is_kernel = split.Kernel();
-    const auto is_reference = split.Reference();
     if (activity.dropped() > 0) {
       // Runs cut from a record stream with holes could straddle two runs.
       AddGpuTimeNote(timing, absl::StrCat("no graph time: CUPTI dropped ",
                                           activity.dropped(), " records"));
       return absl::OkStatus();
     }
-    const int skip = warmup * go.runs;
-    const int launches = static_cast<int>(bound->plan().launches.size());
-    k_us = RunSpansUs(*records, is_kernel, launches, skip,
-                      /*from_submitted=*/false);
-    r_us = RunSpansUs(*records, is_reference, reference->EagerKernels(), skip,
-                      /*from_submitted=*/false);
-    if (k_us.empty()) {
-      AddGpuTimeNote(timing, absl::StrCat("no kernel graph time: ",
-                                          NoRunsReason(*records, is_kernel,
-                                                       launches, skip)));
+    // The replays ran in `order`: each pair kernel then reference or the
+    // reverse, go.runs runs each.
+    std::vector<int> order;
+    for (int i = 0; i < warmup + replays; ++i) {
+      const int first = i % 2 == 0 ? 0 : 1;
+      order.insert(order.end(), go.runs, first);
+      order.insert(order.end(), go.runs, 1 - first);
     }
-    if (r_us.empty()) {
-      AddGpuTimeNote(
-          timing, absl::StrCat("no reference graph time: ",
-                               NoRunsReason(*records, is_reference,
-                                            reference->EagerKernels(), skip)));
-    }
+    SplitSpans(*records, order, bound->plan(), reference->EagerKernels(),
+               warmup * go.runs, /*from_submitted=*/false, "graph time", timing,
+               &k_us, &r_us);
   }
   if (k_us.empty() || r_us.empty()) {
     spdlog::info(
@@ -223,9 +255,6 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
   if (activity_started.ok()) {
     absl::StatusOr<std::vector<KernelActivity::Record>> records =
         activity.Stop();
-    const RecordSplit split(cplan);
-    const auto is_kernel = split.Kernel();
-    const auto is_reference = split.Reference();
     if (!records.ok()) {
       AddGpuTimeNote(
           timing, absl::StrCat("no GPU times: ", records.status().message()));
@@ -234,27 +263,15 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
       AddGpuTimeNote(timing, absl::StrCat("no GPU times: CUPTI dropped ",
                                           activity.dropped(), " records"));
     } else {
-      const int launches = static_cast<int>(cplan.launches.size());
-      const std::vector<double> kernel_us =
-          RunSpansUs(*records, is_kernel, launches, options.warmup);
-      const std::vector<double> reference_us = RunSpansUs(
-          *records, is_reference, reference->EagerKernels(), options.warmup);
+      std::vector<double> kernel_us, reference_us;
+      SplitSpans(*records, sampled.order, cplan, reference->EagerKernels(),
+                 sampled.warmup_runs, /*from_submitted=*/true, "GPU time",
+                 timing, &kernel_us, &reference_us);
       if (!kernel_us.empty()) {
         *timing->mutable_kernel_gpu() = ComputeStats(kernel_us);
-      } else {
-        AddGpuTimeNote(timing,
-                       absl::StrCat("no kernel GPU time: ",
-                                    NoRunsReason(*records, is_kernel, launches,
-                                                 options.warmup)));
       }
       if (!reference_us.empty()) {
         *timing->mutable_reference_gpu() = ComputeStats(reference_us);
-      } else {
-        AddGpuTimeNote(timing,
-                       absl::StrCat("no reference GPU time: ",
-                                    NoRunsReason(*records, is_reference,
-                                                 reference->EagerKernels(),
-                                                 options.warmup)));
       }
     }
   }

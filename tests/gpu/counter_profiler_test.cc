@@ -30,6 +30,7 @@
 #include "runner/device/harness_kernels.h"
 #include "runner/device/l2_flusher.h"
 #include "testing/process.h"
+#include "tests/gpu/device_test.h"
 
 namespace kbench {
 namespace {
@@ -38,13 +39,11 @@ const std::vector<std::string> kMetrics = {
     "dram__bytes_read.sum", "dram__bytes_write.sum",
     "lts__t_sector_hit_rate.pct", "gpu__time_duration.sum"};
 
-class CounterProfilerTest : public ::testing::Test {
+class CounterProfilerTest : public DeviceTest {
  protected:
   void SetUp() override {
-    KB_SKIP_WITHOUT_GPU();
-    auto ctx = DeviceContext::Create({});
-    ASSERT_TRUE(ctx.ok()) << ctx.status();
-    ctx_ = std::move(*ctx);
+    DeviceTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     auto flusher = L2Flusher::Create(ctx_->spec().l2_bytes());
     ASSERT_TRUE(flusher.ok()) << flusher.status();
     flusher_ = std::move(*flusher);
@@ -94,7 +93,6 @@ class CounterProfilerTest : public ::testing::Test {
   }
 
   static constexpr size_t kDataBytes = size_t{8} << 20;
-  std::unique_ptr<DeviceContext> ctx_;
   std::unique_ptr<L2Flusher> flusher_;
   std::unique_ptr<CounterProfiler> profiler_;
   DeviceBuffer data_, sink_, dirty_;

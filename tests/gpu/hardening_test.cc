@@ -28,6 +28,7 @@
 #include "runner/device/tensor_set.h"
 #include "runner/evaluator.h"
 #include "testing/process.h"
+#include "tests/gpu/device_test.h"
 
 namespace kbench {
 namespace {
@@ -85,13 +86,11 @@ extern "C" __global__ void finish(const float* acc, const float* bias,
 }
 )";
 
-class HardeningTest : public ::testing::Test {
+class HardeningTest : public DeviceTest {
  protected:
   void SetUp() override {
-    KB_SKIP_WITHOUT_GPU();
-    auto ctx = DeviceContext::Create({});
-    ASSERT_TRUE(ctx.ok()) << ctx.status();
-    ctx_ = std::move(*ctx);
+    DeviceTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     ASSERT_TRUE(MeasureCeilings(ctx_.get(), ctx_->mutable_spec()).ok());
     auto eval = Evaluator::Create(ctx_.get());
     ASSERT_TRUE(eval.ok()) << eval.status();
@@ -170,7 +169,6 @@ class HardeningTest : public ::testing::Test {
     EXPECT_EQ(r.verdict(), v1::VERDICT_PASSED) << why << ": " << r.message();
   }
 
-  std::unique_ptr<DeviceContext> ctx_;
   std::unique_ptr<Evaluator> eval_;
   std::unique_ptr<ProblemRegistry> registry_;
   uint64_t seed_ = 1000;
