@@ -10,7 +10,9 @@ namespace kbench {
 
 GoldenBuffers::~GoldenBuffers() {
   // Errors cannot be returned here; a sticky error leaves the context (and
-  // with it the memory) unusable anyway.
+  // with it the memory) unusable anyway. Work still queued on another
+  // stream (an early return) must land before the zeros do.
+  if (!buffers_.empty()) cudaDeviceSynchronize();
   for (auto& [name, buffer] : buffers_) {
     if (buffer.get() != nullptr && buffer.bytes() > 0) {
       cudaMemset(buffer.get(), 0, buffer.bytes());

@@ -4,8 +4,8 @@
 //
 // A golden result must not outlive the check that reads it: a candidate
 // launched while it is in device memory could look for the answer there.
-// Scrub() zeroes and frees every buffer; the destructor does the same (on
-// the legacy stream, then synchronously) for an early return.
+// Scrub() zeroes and frees every buffer; the destructor does the same for
+// an early return (after waiting for the device, on the legacy stream).
 //
 // Ownership: owns its buffers; movable, not copyable. Thread safety: none
 // (runner thread).
