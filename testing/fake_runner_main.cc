@@ -8,7 +8,8 @@
 //
 // A job whose launch plan (RunnerJob.plan) fails the runner's check
 // (contract/runner_job.h) gets the verdict kbrunner gives it: `error` when
-// there is no plan, `rejected` when it does not fit the problem.
+// there is no plan, `rejected` when it does not fit the problem; so does a
+// golden-kernel problem's job without the golden's cubin or plan (`error`).
 // Otherwise each RunnerRequest behaves by the first marker found in the
 // job's source:
 //   FAKE_CRASH         prints a line to stdout, then raise(SIGSEGV).
@@ -186,8 +187,7 @@ void FillFakeCounters(const v1::RunnerJob& job, const v1::GpuSpec& spec,
     for (size_t i = 0; i < lines.size(); ++i) {
       const absl::string_view code =
           absl::StripLeadingAsciiWhitespace(lines[i]);
-      if (absl::StartsWith(code, "//") ||
-          code.find(needle) == std::string::npos) {
+      if (absl::StartsWith(code, "//") || !absl::StrContains(code, needle)) {
         continue;
       }
       samples.push_back(
@@ -300,16 +300,29 @@ bool HandleJob(const v1::RunnerJob& job) {
   v1::RunnerResponse resp;
   v1::JobResult* result = resp.mutable_result();
   bool keep_running = true;
-  // As kbrunner does, before anything else: the plan kbd sent, checked.
-  if (absl::StatusOr<ParsedPlan> plan = JobPlan(job); !plan.ok()) {
-    const absl::Status& s = plan.status();
+  // As kbrunner does, before anything else: the plan kbd sent, checked,
+  // and for a golden-kernel problem the golden's cubin and plan, which kbd
+  // sends with every such job (GoldenKernelReference::Load).
+  absl::Status checked = JobPlan(job).status();
+  if (checked.ok() &&
+      job.problem().reference() == v1::REFERENCE_OP_GOLDEN_KERNEL) {
+    checked = job.golden_cubin().empty()
+                  ? absl::FailedPreconditionError(
+                        "the job carries no golden cubin; kbd compiles the "
+                        "problem's golden kernel and sends it with every job")
+                  : ProblemKernelPlan(job.golden_plan(), job.problem(),
+                                      "its golden kernel")
+                        .status();
+  }
+  if (!checked.ok()) {
+    const absl::Status& s = checked;
     result->set_verdict(s.code() == absl::StatusCode::kInvalidArgument
                             ? v1::VERDICT_REJECTED
                             : v1::VERDICT_ERROR);
     result->mutable_error()->set_code(static_cast<int>(s.code()));
     result->mutable_error()->set_message(std::string(s.message()));
     result->set_message(std::string(s.message()));
-  } else if (src.find("FAKE_CRASH") != std::string::npos) {
+  } else if (absl::StrContains(src, "FAKE_CRASH")) {
     WriteStdout("kb_fake_runner: about to crash on purpose (FAKE_CRASH)\n");
     struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
@@ -319,7 +332,7 @@ bool HandleJob(const v1::RunnerJob& job) {
     signal(SIGSEGV, SIG_DFL);
     raise(SIGSEGV);
     _exit(99);  // Not reached.
-  } else if (src.find("FAKE_HANG") != std::string::npos) {
+  } else if (absl::StrContains(src, "FAKE_HANG")) {
     SendProgress("hanging (fake)");
     while (true) pause();
   } else if (const int64_t ms = MarkerValue(src, "FAKE_SLOW_MS="); ms >= 0) {
@@ -328,14 +341,14 @@ bool HandleJob(const v1::RunnerJob& job) {
       absl::SleepFor(absl::Milliseconds(std::min<int64_t>(100, ms - t)));
     }
     *result = PassResult(job);
-  } else if (src.find("FAKE_UNHEALTHY") != std::string::npos) {
+  } else if (absl::StrContains(src, "FAKE_UNHEALTHY")) {
     result->set_verdict(v1::VERDICT_CRASHED);
     result->mutable_correctness()->set_passed(false);
     result->mutable_correctness()->set_message(
         "CUDA_ERROR_ILLEGAL_ADDRESS (fake)");
     resp.set_unhealthy(true);
     keep_running = false;
-  } else if (src.find("FAKE_FAIL") != std::string::npos) {
+  } else if (absl::StrContains(src, "FAKE_FAIL")) {
     result->set_verdict(v1::VERDICT_FAILED);
     v1::CorrectnessReport* c = result->mutable_correctness();
     c->set_passed(false);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/time/clock.h"
 #include "client/kbench_client.h"
 #include "nlohmann/json.hpp"
 #include "testing/process.h"
@@ -213,6 +214,40 @@ TEST_F(ProblemLibraryTest, KbctlAndHttpListBySuite) {
   auto unknown = http.Get("/api/problems?suite=nope");
   ASSERT_TRUE(unknown);
   EXPECT_EQ(unknown->status, 404) << unknown->body;
+}
+
+// kbd's default: golden-kernel problems run. With a worker (the stand-in
+// runner, which checks, as kbrunner does, that a golden problem's job
+// carries the golden's cubin and plan), run_correctness of the new
+// problem's example is leased, run and passed, not refused.
+TEST(ProblemLibraryDefaultTest, GoldenProblemsRunByDefault) {
+  testing::TempDir dir;
+  const fs::path problems = fs::path(dir.path()) / "problems";
+  fs::create_directories(problems);
+  fs::copy(kSource / "tests/integration/problems/row_mean_fp32",
+           problems / "row_mean_fp32");
+  auto kbd = KbdProcess::Start({{"--problems-dir", problems.string()}, ""});
+  ASSERT_TRUE(kbd.ok()) << kbd.status();
+  auto worker =
+      testing::StartWorker((*kbd)->address(), BinDir() + "/kb_fake_runner");
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  KbenchClient client((*kbd)->address(), absl::Seconds(60));
+  // The worker registers its (fake) GPU first.
+  for (int i = 0; i < 400; ++i) {
+    absl::StatusOr<v1::GetGpuSpecsResponse> specs =
+        client.GetGpuSpecs(v1::GetGpuSpecsRequest());
+    if (specs.ok() && specs->gpus_size() > 0) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  v1::RunCorrectnessRequest check;
+  check.mutable_kernel()->set_source(
+      ReadText(problems / "row_mean_fp32" / "example.cu"));
+  check.mutable_kernel()->set_filename("example.cu");
+  absl::StatusOr<v1::RunCorrectnessResponse> checked =
+      client.RunCorrectness(check);
+  ASSERT_TRUE(checked.ok()) << checked.status() << "\n" << (*kbd)->Log();
+  EXPECT_EQ(checked->result().verdict(), v1::VERDICT_PASSED)
+      << checked->result().message();
 }
 
 }  // namespace
