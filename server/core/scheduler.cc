@@ -18,7 +18,7 @@ namespace {
 // Longest stage detail a heartbeat may set ("checking odd/b7, trial 3/5").
 constexpr size_t kMaxDetailBytes = 512;
 
-v1::JobResult Failure(absl::Status status) {
+v1::JobResult Failure(const absl::Status& status) {
   v1::JobResult r;
   r.set_verdict(v1::VERDICT_ERROR);
   *r.mutable_error() = ToErrorProto(status);
@@ -78,12 +78,16 @@ absl::StatusOr<int64_t> Scheduler::RequestLease(const v1::WorkerInfo& worker,
                                                 absl::Duration wait,
                                                 LeaseReply reply) {
   const absl::Time now = absl::Now();
-  if (absl::Status s = workers_->Register(worker, now); !s.ok()) return s;
   Calls calls;
   Failed failed;
   int64_t id = 0;
   {
     absl::MutexLock lock(&mu_);
+    // Registered under the scheduler's lock (mu_ before the registry's, as
+    // everywhere here): else a replaced instance that registered just
+    // before the instance replacing it could, once the new one's request
+    // has gone through, still answer its wait and give up its lease below.
+    if (absl::Status s = workers_->Register(worker, now); !s.ok()) return s;
     id = next_id_++;
     // A worker long-polls once at a time: an older wait of the same id is
     // from before a restart (or a dropped connection); answer it empty.
@@ -169,7 +173,7 @@ Scheduler::Lease Scheduler::StartLeaseLocked(Queued q,
   Active a{std::move(q), worker.worker_id(), absl::Now(), false};
   leases_[lease.lease_id] = std::move(a);
   workers_->SetCurrentJob(worker.worker_id(), job_id);
-  const std::string worker_id = worker.worker_id();
+  const std::string& worker_id = worker.worker_id();
   const int attempt = lease.attempt;
   (void)jobs_->Update(job_id, [&](v1::Job* j) {
     j->set_stage(v1::STAGE_RUNNING);

@@ -18,7 +18,8 @@
 //
 // Ownership: borrows the JobTable and WorkerRegistry (must outlive it).
 // Thread safety: every method is thread safe. Callbacks (lease replies,
-// `finish`) are called without the scheduler's lock held.
+// `finish`) are called without the scheduler's lock held. Lock order: the
+// scheduler's, then the WorkerRegistry's.
 #ifndef KBENCH_SERVER_CORE_SCHEDULER_H_
 #define KBENCH_SERVER_CORE_SCHEDULER_H_
 
