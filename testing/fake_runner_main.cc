@@ -18,6 +18,9 @@
 //   FAKE_UNHEALTHY     verdict CRASHED with unhealthy=true, then exits 0.
 //   FAKE_FAIL          verdict FAILED, one trial with max_abs_error 1.5.
 //   FAKE_PRINTF=<n>    writes n bytes to stdout, then passes.
+//   FAKE_GPU_BASES     (with any of the above that passes) the timing also
+//                      has GPU-time and graph bases; the speedup's basis is
+//                      GPU time.
 //   (none)             progress "running (fake)", then passes.
 // Passing results hold one TrialResult per shape of job.check_sets and, for
 // SUBMIT and PROFILE jobs, a TimingReport with made-up positive numbers: the
@@ -242,6 +245,20 @@ v1::JobResult PassResult(const v1::RunnerJob& job) {
     *timing->mutable_kernel() = FakeStats(kernel_median);
     *timing->mutable_reference() = FakeStats(20.0);
     timing->set_speedup(20.0 / kernel_median);
+    if (absl::StrContains(job.source(), "FAKE_GPU_BASES")) {
+      // GPU time and graph replay as a GPU gives them (each shorter than
+      // the events, which count launches), at the same speedup.
+      *timing->mutable_kernel_gpu() = FakeStats(0.8 * kernel_median);
+      *timing->mutable_reference_gpu() = FakeStats(16.0);
+      *timing->mutable_kernel_graph() = FakeStats(0.7 * kernel_median);
+      *timing->mutable_reference_graph() = FakeStats(14.0);
+      timing->set_graph_runs(10);
+      timing->set_speedup_events(20.0 / kernel_median);
+      timing->set_speedup_gpu(16.0 / (0.8 * kernel_median));
+      timing->set_speedup_graph(14.0 / (0.7 * kernel_median));
+      timing->set_speedup_basis(v1::TIMING_BASIS_GPU_TIME);
+      timing->set_speedup(timing->speedup_gpu());
+    }
     const DimValues dims(job.timing_shape().dims().begin(),
                          job.timing_shape().dims().end());
     const absl::StatusOr<double> flops = ProblemFlops(job.problem(), dims);

@@ -77,7 +77,10 @@ class JobView {
     const t = timingOf(job);
     if (t) {
       parts.push(section('Timing', null, h('div', { class: 'table-wrap' }, timingTable(t)),
-        facts([['speedup', fixed(num(t.speedup), 2) + '×'], ['shape', (t.shape_set || '') + '/' + (t.shape || '') + ' ' + dimsText(t.dims)]])));
+        facts([
+          ['speedup', fixed(num(t.speedup), 2) + '×' + (speedupBasis(t) ? ' (' + speedupBasis(t) + ')' : '')],
+          ['shape', (t.shape_set || '') + '/' + (t.shape || '') + ' ' + dimsText(t.dims)],
+        ].concat(t.gpu_time_note ? [['note', t.gpu_time_note]] : []))));
     }
     const c = r.correctness;
     if (c && (c.trials || []).length) {

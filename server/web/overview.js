@@ -17,13 +17,40 @@ function statsRow(name, s) {
     h('td', { class: 'num' }, String(num(s.n))));
 }
 
+// The bases a TimingReport may hold: its field prefix, its label and the
+// TimingBasis value that names it as the speedup's basis.
+const TIMING_BASES = [
+  ['', 'events', 'TIMING_BASIS_EVENTS'],
+  ['_gpu', 'GPU time', 'TIMING_BASIS_GPU_TIME'],
+  ['_graph', 'graph replay', 'TIMING_BASIS_GRAPH'],
+];
+
+// The basis the speedup is computed on ("GPU time", "events"), or ''.
+function speedupBasis(t) {
+  const b = TIMING_BASES.find((x) => x[2] === t.speedup_basis);
+  return b ? b[1] : '';
+}
+
+// Kernel and reference rows for every basis the report holds (events
+// always; GPU time and graph replay where measured), the speedup's basis
+// marked.
 function timingTable(t) {
+  const measured = (suffix) => !!t['kernel' + suffix] && num(t['kernel' + suffix].n) > 0;
+  const several = TIMING_BASES.some(([suffix]) => suffix && measured(suffix));
+  const rows = [];
+  for (const [suffix, label, basis] of TIMING_BASES) {
+    if (suffix && !measured(suffix)) continue;
+    const k = t['kernel' + suffix];
+    const tag = several ? ' (' + label + ')' : '';
+    const mark = t.speedup_basis === basis ? ' ← speedup' : '';
+    rows.push(statsRow('kernel' + tag + mark, k), statsRow('reference' + tag, t['reference' + suffix]));
+  }
   return h('table', { class: 'data timing' },
     h('thead', null, h('tr', null,
       h('th', null, ''), h('th', { class: 'num' }, 'mean'), h('th', { class: 'num' }, 'median'),
       h('th', { class: 'num' }, 'std'), h('th', { class: 'num' }, 'min'), h('th', { class: 'num' }, 'max'),
       h('th', { class: 'num' }, 'n'))),
-    h('tbody', null, statsRow('kernel', t.kernel), statsRow('reference', t.reference)));
+    h('tbody', null, rows));
 }
 
 function dimsText(dims) {

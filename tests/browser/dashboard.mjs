@@ -93,6 +93,8 @@ try {
   ok(turns.length >= 6, 'the timeline shows ' + turns.length + ' turns: ' + turns.join(', '));
   const timing = await page.textContent('table.timing');
   ok(/\d us/.test(timing) && /kernel/.test(timing) && /reference/.test(timing), 'the timing table shows kernel and reference times in us');
+  ok(/kernel \(GPU time\) ← speedup/.test(timing) && /reference \(graph replay\)/.test(timing) && /kernel \(events\)/.test(timing),
+    'the timing table shows each basis measured and which one the speedup uses (' + timing.replace(/\s+/g, ' ').slice(0, 200) + ')');
   const roofPts = await page.$$eval('svg.roofline circle.pt', (els) => els.length);
   ok(roofPts >= 2, 'the roofline has ' + roofPts + ' kernel points');
   ok(await page.$('svg.roofline .roof.mem') && await page.$('svg.roofline .roof.compute') && await page.$('svg.roofline .ridge'),

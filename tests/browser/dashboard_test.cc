@@ -55,7 +55,7 @@ std::string FindOnPath(const std::string& name) {
   const char* path = std::getenv("PATH");
   for (absl::string_view dir : absl::StrSplit(path ? path : "", ':')) {
     if (dir.empty()) continue;
-    const std::string candidate = absl::StrCat(dir, "/", name);
+    std::string candidate = absl::StrCat(dir, "/", name);
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return "";
@@ -144,11 +144,12 @@ std::string Tail(const std::string& log, size_t n) {
 }
 
 TEST_F(DashboardBrowserTest, PagesRenderAndTheSessionUpdatesLive) {
-  // The agent's session: six turns, two timed submits (42 us, then 17 us).
+  // The agent's session: six turns, two timed submits (42 us, then 17 us,
+  // the second with GPU-time and graph bases as a GPU gives them).
   const std::string naive =
       Kernel("gather_linear_naive.cu", "FAKE_KERNEL_US=42");
-  const std::string two_stage =
-      Kernel("gather_linear_two_stage.cu", "FAKE_KERNEL_US=17");
+  const std::string two_stage = Kernel("gather_linear_two_stage.cu",
+                                       "FAKE_KERNEL_US=17\n// FAKE_GPU_BASES");
   MustCall("get_problem", json::object());
   MustCall("compile_kernel", {{"kernel_code", naive}});
   MustCall("run_correctness", {{"kernel_code", naive}});
@@ -178,7 +179,9 @@ TEST_F(DashboardBrowserTest, PagesRenderAndTheSessionUpdatesLive) {
   std::error_code ec;
   fs::create_directories(out, ec);
   ASSERT_FALSE(ec) << out << ": " << ec.message();
-  for (const std::string& name : kScreenshots) fs::remove(out + "/" + name, ec);
+  for (const std::string& name : kScreenshots) {
+    fs::remove(absl::StrCat(out, "/", name), ec);
+  }
   fs::remove(out + "/failure.png", ec);
 
   const testing::CommandResult r =
@@ -193,7 +196,7 @@ TEST_F(DashboardBrowserTest, PagesRenderAndTheSessionUpdatesLive) {
       << Tail(worker_->Stderr(), 3000);
   std::cerr << r.out;
   for (const std::string& name : kScreenshots) {
-    const std::string path = out + "/" + name;
+    const std::string path = absl::StrCat(out, "/", name);
     ASSERT_TRUE(fs::exists(path)) << path << " was not written";
     std::ifstream in(path, std::ios::binary);
     char magic[8] = {};
