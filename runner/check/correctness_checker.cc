@@ -1,6 +1,8 @@
 #include "runner/check/correctness_checker.h"
 
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -79,32 +81,53 @@ void FoldOutput(const v1::TrialResult& one, bool* all_passed,
   *all_passed = *all_passed && one.passed();
 }
 
+// The figures of one output (nullopt: not compared).
+using OutputErrorsFn =
+    std::function<absl::StatusOr<std::optional<OutputErrors>>(
+        const TensorSet::Tensor&)>;
+
+// Every output of `tensors` judged under the problem's tolerance by the
+// figures `errors_of` gives it, folded into `trial`.
+absl::Status JudgeOutputs(const v1::Problem& problem, const TensorSet& tensors,
+                          const OutputErrorsFn& errors_of,
+                          v1::TrialResult* trial) {
+  bool all_passed = true;
+  for (const TensorSet::Tensor& t : tensors.tensors()) {
+    if (t.spec->role() != v1::TENSOR_ROLE_OUTPUT) continue;
+    ASSIGN_OR_RETURN(const std::optional<OutputErrors> errors, errors_of(t));
+    if (!errors.has_value()) continue;
+    v1::TrialResult one;
+    FinishOutputCompare(*errors, t.elements, problem.tolerance(),
+                        OutputLayout{t.extents, IndexNames(*t.spec)}, &one);
+    FoldOutput(one, &all_passed, trial);
+  }
+  trial->set_passed(all_passed);
+  return absl::OkStatus();
+}
+
+absl::Status NoGolden(const TensorSet::Tensor& t) {
+  return absl::InternalError(absl::StrCat(
+      "the reference produced no golden result for '", t.spec->name(), "'"));
+}
+
 // CompareOutputs on the device: every output of `tensors` against
 // `golden`, where both already are.
 absl::Status CompareOnDevice(const v1::Problem& problem,
                              const TensorSet& tensors,
                              const GoldenBuffers& golden, cudaStream_t stream,
                              v1::TrialResult* trial) {
-  bool all_passed = true;
-  for (const TensorSet::Tensor& t : tensors.tensors()) {
-    if (t.spec->role() != v1::TENSOR_ROLE_OUTPUT) continue;
-    const double* ref = golden.Find(t.spec->name());
-    if (ref == nullptr || golden.Elements(t.spec->name()) != t.elements) {
-      return absl::InternalError(
-          absl::StrCat("the reference produced no golden result for '",
-                       t.spec->name(), "'"));
-    }
-    ASSIGN_OR_RETURN(
-        const OutputErrors errors,
-        DeviceOutputErrors(t.buffer.get(), t.spec->dtype(), ref, t.elements,
-                           problem.tolerance(), stream));
-    v1::TrialResult one;
-    FinishOutputCompare(errors, t.elements, problem.tolerance(),
-                        OutputLayout{t.extents, IndexNames(*t.spec)}, &one);
-    FoldOutput(one, &all_passed, trial);
-  }
-  trial->set_passed(all_passed);
-  return absl::OkStatus();
+  return JudgeOutputs(
+      problem, tensors,
+      [&](const TensorSet::Tensor& t)
+          -> absl::StatusOr<std::optional<OutputErrors>> {
+        const double* ref = golden.Find(t.spec->name());
+        if (ref == nullptr || golden.Elements(t.spec->name()) != t.elements) {
+          return NoGolden(t);
+        }
+        return DeviceOutputErrors(t.buffer.get(), t.spec->dtype(), ref,
+                                  t.elements, problem.tolerance(), stream);
+      },
+      trial);
 }
 
 // SanityCheckTolerance on the device, for every output's golden result.
@@ -153,29 +176,24 @@ absl::Status CompareOutputs(
     const v1::Problem& problem, const TensorSet& tensors,
     const std::map<std::string, std::vector<double>>& golden,
     cudaStream_t stream, v1::TrialResult* trial, ReferenceOp* read_from) {
-  bool all_passed = true;
   std::vector<double> host;
-  for (const TensorSet::Tensor& t : tensors.tensors()) {
-    if (t.spec->role() != v1::TENSOR_ROLE_OUTPUT) continue;
-    const TensorSet::Tensor* src =
-        read_from ? read_from->EagerOutput(t.spec->name()) : &t;
-    if (src == nullptr) continue;
-    RETURN_IF_ERROR(tensors.ReadAsDouble(*src, stream, &host));
-    auto it = golden.find(t.spec->name());
-    if (it == golden.end() || it->second.size() != host.size()) {
-      return absl::InternalError(
-          absl::StrCat("the reference produced no golden result for '",
-                       t.spec->name(), "'"));
-    }
-    OutputLayout layout{t.extents, IndexNames(*t.spec)};
-    v1::TrialResult one;
-    CompareOutput(host.data(), it->second.data(),
-                  static_cast<int64_t>(host.size()), problem.tolerance(),
-                  layout, &one);
-    FoldOutput(one, &all_passed, trial);
-  }
-  trial->set_passed(all_passed);
-  return absl::OkStatus();
+  return JudgeOutputs(
+      problem, tensors,
+      [&](const TensorSet::Tensor& t)
+          -> absl::StatusOr<std::optional<OutputErrors>> {
+        const TensorSet::Tensor* src =
+            read_from ? read_from->EagerOutput(t.spec->name()) : &t;
+        if (src == nullptr) return std::nullopt;
+        RETURN_IF_ERROR(tensors.ReadAsDouble(*src, stream, &host));
+        auto it = golden.find(t.spec->name());
+        if (it == golden.end() || it->second.size() != host.size() ||
+            static_cast<int64_t>(host.size()) != t.elements) {
+          return NoGolden(t);
+        }
+        return HostOutputErrors(host.data(), it->second.data(), t.elements,
+                                problem.tolerance());
+      },
+      trial);
 }
 
 absl::Status CorrectnessChecker::RunOnce(BoundPlan* bound, TensorSet* tensors,

@@ -49,14 +49,20 @@ void FinishOutputCompare(const OutputErrors& e, int64_t n,
                     rel_norm <= tolerance.max_rel_norm());
 }
 
-void CompareOutput(const double* out, const double* ref, int64_t n,
-                   const v1::Tolerance& tolerance, const OutputLayout& layout,
-                   v1::TrialResult* trial) {
+OutputErrors HostOutputErrors(const double* out, const double* ref, int64_t n,
+                              const v1::Tolerance& tolerance) {
   OutputErrors e = ZeroOutputErrors();
   for (int64_t i = 0; i < n; ++i) {
     AddOutputError(out[i], ref[i], i, tolerance.atol(), tolerance.rtol(), &e);
   }
-  FinishOutputCompare(e, n, tolerance, layout, trial);
+  return e;
+}
+
+void CompareOutput(const double* out, const double* ref, int64_t n,
+                   const v1::Tolerance& tolerance, const OutputLayout& layout,
+                   v1::TrialResult* trial) {
+  FinishOutputCompare(HostOutputErrors(out, ref, n, tolerance), n, tolerance,
+                      layout, trial);
 }
 
 std::vector<std::string> IndexNames(const v1::TensorSpec& tensor) {

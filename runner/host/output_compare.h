@@ -31,6 +31,10 @@ void CompareOutput(const double* out, const double* ref, int64_t n,
                    const v1::Tolerance& tolerance, const OutputLayout& layout,
                    v1::TrialResult* trial);
 
+// The figures CompareOutput judges: AddOutputError over the `n` elements.
+OutputErrors HostOutputErrors(const double* out, const double* ref, int64_t n,
+                              const v1::Tolerance& tolerance);
+
 // Sets the same fields from figures accumulated elsewhere (AddOutputError
 // over `n` elements, on the host or the device).
 void FinishOutputCompare(const OutputErrors& errors, int64_t n,
