@@ -15,7 +15,8 @@ other=${3:-}
 rounds=${4:-2}
 mkdir -p "$out"
 work=$(mktemp -d)
-trap 'cp "$work/kbrunner.a" "$bundle/bin/kbrunner" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'cp "$work/kbrunner.a" "$bundle/bin/.kbrunner.next" 2>/dev/null &&
+  mv -f "$bundle/bin/.kbrunner.next" "$bundle/bin/kbrunner"; rm -rf "$work"' EXIT
 export KBENCH_SOURCE_DIR=${KBENCH_SOURCE_DIR:-$PWD}
 mkdir -p "$work/k"
 for d in kernels/problems/*/; do
@@ -28,7 +29,15 @@ sides=a
 if [ -n "$other" ]; then cp "$other" "$work/kbrunner.b"; sides="a b"; fi
 for round in $(seq "$rounds"); do
   for side in $sides; do
-    cp "$work/kbrunner.$side" "$bundle/bin/kbrunner"
+    # Replaced by a rename, not written in place: the last round's runner
+    # may still be exiting, and writing an executing file fails (ETXTBSY),
+    # which left the other side running the same kbrunner (H200,
+    # 2026-12-05). The digest in sweeps.txt says which one ran.
+    if ! { cp "$work/kbrunner.$side" "$bundle/bin/.kbrunner.next" &&
+           mv -f "$bundle/bin/.kbrunner.next" "$bundle/bin/kbrunner"; }; then
+      echo "cannot install kbrunner $side" >&2
+      exit 1
+    fi
     dd=$work/data-$side-$round
     mkdir -p "$dd"
     "$bundle/bin/kbd" --listen 127.0.0.1:0 --port-file "$dd/port" \
@@ -37,7 +46,7 @@ for round in $(seq "$rounds"); do
     pid=$!
     for _ in $(seq 300); do [ -s "$dd/port" ] && break; sleep 0.1; done
     for suite in core collectives; do
-      echo "== kbrunner $side, round $round, --suite $suite" >> "$out/sweeps.txt"
+      echo "== kbrunner $side ($(sha256sum < "$bundle/bin/kbrunner" | cut -c1-12)), round $round, --suite $suite" >> "$out/sweeps.txt"
       timeout 300 "$bundle/bin/kbctl" --server "127.0.0.1:$(cat "$dd/port")" \
         sweep --serial --suite "$suite" "$work/k" >> "$out/sweeps.txt" 2>&1
     done

@@ -68,8 +68,17 @@ echo "== ncu: gpu__time_duration of every launch (a second kbd)"
 # every child process, and in the kbcompile jail its injected launcher
 # hangs, so the jailed compiler's start-up check hit its 30 s limit and kbd
 # refused to start (H200, 2026-12-04).
+# CUDA graphs are profiled whole (--graph-profiling graph), not node by
+# node: the graph basis replays each plan 9 times in graphs of up to 100
+# runs (tens at the default shape, cold), each run 1 + 3 kernels, so per
+# node one submit profiles hundreds more kernels (graph nodes), at about
+# 0.57 s each under ncu. Per node, a default-shape submit did not finish
+# in 7 minutes (757 launches profiled) and the medium one never started
+# (H200, 2026-12-05).
+# The launches compared below are the plain ones (check and sampled runs).
 if command -v ncu > /dev/null; then
   ncu --target-processes all --kernel-name-base demangled \
+    --graph-profiling graph \
     -k 'regex:gather_linear|GatherKernel|BroadcastRows|cutlass|splitK|gemm|xmma' \
     --metrics gpu__time_duration.sum --clock-control none --csv \
     --log-file "$out/ncu.csv" \
