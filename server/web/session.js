@@ -154,7 +154,8 @@ class SessionView {
         facts([
           ['worst trial', h('span', { class: 'mono' }, (worst.shape_set ? worst.shape_set + '/' : '') + (worst.shape || '?'))],
           ['max abs error', fmtSci(maxAbs)],
-          ['tolerance', 'atol ' + fmtSci(tol.atol) + ' · rtol ' + fmtSci(tol.rtol) + ' · max rel-norm ' + fmtSci(tol.max_rel_norm)],
+          ['tolerance', 'atol ' + fmtSci(tol.atol) + ' · rtol ' + fmtSci(tol.rtol) + ' · max rel-norm ' + fmtSci(tol.max_rel_norm) +
+            (num(tol.norm_floor) > 0 ? ' · norm floor ' + fmtSci(tol.norm_floor) : '')],
         ])));
     } else {
       cards.push(section('Precision', { class: 'card precision-card' }, empty('No correctness trial yet.')));
@@ -386,6 +387,8 @@ class SessionView {
           h('th', null, 'shape'), h('th', null, 'meaning'))), h('tbody', null, tensors)))] : null,
       h('h3', null, 'Tolerance'),
       h('p', null, 'An element passes when |out − ref| ≤ atol + rtol·|ref| (atol ' + fmtSci(tol.atol) + ', rtol ' + fmtSci(tol.rtol) +
-        '); a trial passes when every element passes and the rel-norm error ≤ ' + fmtSci(tol.max_rel_norm) + '.')));
+        '); a trial passes when every element passes and the rel-norm error ≤ ' + fmtSci(tol.max_rel_norm) +
+        (num(tol.norm_floor) > 0 ? ' (the reference\'s norm floored at ' + fmtSci(tol.norm_floor) + '·√n, so that all-tiny outputs are not judged purely relatively)' : '') +
+        '.')));
   }
 }
