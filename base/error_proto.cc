@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "base/untrusted_input.h"
+
 namespace kbench {
 
 absl::Status FromErrorProto(const v1::Error& error) {
@@ -13,7 +15,9 @@ absl::Status FromErrorProto(const v1::Error& error) {
 v1::Error ToErrorProto(const absl::Status& status) {
   v1::Error error;
   error.set_code(static_cast<int>(status.code()));
-  error.set_message(std::string(status.message()));
+  // A message may quote a client's bytes cut anywhere (an expression's
+  // excerpt); an Error that is not UTF-8 could not be stored or sent.
+  error.set_message(ScrubUtf8(status.message()));
   return error;
 }
 

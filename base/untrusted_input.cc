@@ -44,7 +44,9 @@ absl::Status CheckId(absl::string_view id, absl::string_view what) {
       return absl::InvalidArgumentError(absl::StrCat(
           what, " '", Quote(id),
           "' has a character outside letters, digits, '.', '_', ':' and '-'; "
-          "use an id as CreateSession or SubmitJob returned it"));
+          "use an id as ",
+          what == "sweep_id" ? "SubmitSweep" : "CreateSession or SubmitJob",
+          " returned it"));
     }
   }
   return absl::OkStatus();
@@ -198,6 +200,40 @@ absl::Status ValidateText(absl::string_view text, size_t max_bytes,
     }
   }
   return absl::OkStatus();
+}
+
+std::string ScrubUtf8(absl::string_view text) {
+  if (IsValidUtf8(text)) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 8);
+  size_t i = 0;
+  while (i < text.size()) {
+    // The longest well-formed sequence at i is at most 4 bytes.
+    size_t len = 0;
+    for (size_t n = 1; n <= 4 && i + n <= text.size(); ++n) {
+      if (IsValidUtf8(text.substr(i, n))) {
+        len = n;
+        break;
+      }
+    }
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    } else {
+      out.append(text.data() + i, len);
+      i += len;
+    }
+  }
+  return out;
+}
+
+absl::string_view Utf8Prefix(absl::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  size_t end = max_bytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) {
+    --end;
+  }
+  return text.substr(0, end);
 }
 
 }  // namespace kbench

@@ -10,6 +10,7 @@
 #define KBENCH_BASE_UNTRUSTED_INPUT_H_
 
 #include <cstddef>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -57,6 +58,13 @@ absl::Status ValidateFileName(absl::string_view name,
 // Whether `text` is well-formed UTF-8: no overlong forms, surrogates or
 // code points past U+10FFFF (what a proto3 string must hold).
 bool IsValidUtf8(absl::string_view text);
+// `text` with each byte of an ill-formed sequence replaced by U+FFFD (for
+// text that must go into a proto3 string whatever it holds: messages that
+// quote a client's bytes, rows salvaged from the store).
+std::string ScrubUtf8(absl::string_view text);
+// The longest prefix of `text` of at most `max_bytes` that does not end
+// inside a UTF-8 sequence (for quoting the start of a long text).
+absl::string_view Utf8Prefix(absl::string_view text, size_t max_bytes);
 
 // Valid UTF-8 (what proto3 string fields must hold, or the stored row
 // cannot be read back), any length, control characters allowed.

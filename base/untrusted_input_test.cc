@@ -97,5 +97,24 @@ TEST(TextTest, Utf8AndControls) {
   EXPECT_FALSE(ValidateUtf8("ok\xe2\x82", "source").ok());  // Cut short.
 }
 
+TEST(Utf8Test, PrefixNeverEndsInsideACharacter) {
+  const std::string text =
+      "ab\xc3\xa9"
+      "cd";  // "abécd"
+  EXPECT_EQ(Utf8Prefix(text, 10), text);
+  EXPECT_EQ(Utf8Prefix(text, 4), "ab\xc3\xa9");
+  EXPECT_EQ(Utf8Prefix(text, 3), "ab");  // Not half of the é.
+  EXPECT_EQ(Utf8Prefix(text, 0), "");
+  const std::string four = "\xf0\x9f\x98\x80";  // One 4-byte character.
+  EXPECT_EQ(Utf8Prefix(four, 3), "");
+}
+
+TEST(Utf8Test, ScrubReplacesOnlyIllFormedBytes) {
+  EXPECT_EQ(ScrubUtf8("ok \xc3\xa9"), "ok \xc3\xa9");
+  EXPECT_EQ(ScrubUtf8("a\xc3"), "a\xef\xbf\xbd");
+  EXPECT_EQ(ScrubUtf8("\xff\xfe"), "\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_TRUE(IsValidUtf8(ScrubUtf8("x\xed\xa0\x80y")));  // A surrogate.
+}
+
 }  // namespace
 }  // namespace kbench

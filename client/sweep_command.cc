@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <system_error>
 #include <utility>
 
@@ -318,6 +319,16 @@ int RunSweep(const GlobalOptions& global, const SweepOptions& options,
   v1::Sweep sweep;
   sweep.set_suite(options.suite);
   sweep.set_kind(v1::JOB_KIND_SUBMIT);
+  std::set<std::string> in_suite;
+  for (const v1::Problem& problem : problems->problems()) {
+    in_suite.insert(problem.name());
+  }
+  for (const auto& [problem, file] : *files) {
+    if (in_suite.count(problem) == 0) {
+      notes.push_back(absl::StrCat(file, ": skipped, its problem '", problem,
+                                   "' is not in suite '", options.suite, "'"));
+    }
+  }
   for (const v1::Problem& problem : problems->problems()) {
     v1::SweepRow* row = sweep.add_rows();
     row->set_problem(problem.name());

@@ -9,8 +9,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "base/untrusted_input.h"
 
 namespace kbench {
 
@@ -27,11 +29,14 @@ struct Expr::Node {
 
 namespace {
 
-// An expression as quoted in a message: its first 120 characters, so a
-// 256 KiB expression does not make a 256 KiB error.
+// An expression as quoted in a message: its first 120 bytes, so a 256 KiB
+// expression does not make a 256 KiB error, never cut inside a UTF-8
+// character, and bytes that are no character shown as U+FFFD (a message
+// goes into proto3 strings, which must be UTF-8).
 std::string Excerpt(absl::string_view text) {
-  if (text.size() <= 120) return std::string(text);
-  return absl::StrCat(text.substr(0, 120), "... (", text.size(), " chars)");
+  if (text.size() <= 120) return ScrubUtf8(text);
+  return absl::StrCat(ScrubUtf8(Utf8Prefix(text, 120)), "... (", text.size(),
+                      " chars)");
 }
 
 using Node = Expr::Node;
@@ -78,12 +83,22 @@ class Parser {
   // Column of the next unread character (1-based).
   int Column() const { return static_cast<int>(pos_) + 1; }
 
-  // The next token, for messages.
+  // The next token, for messages: a name, one character (all of a UTF-8
+  // one: an LLM writes 'R×2'), or a byte that is no character, in hex.
   std::string Describe() const {
     if (pos_ >= text_.size()) return "end of expression";
     size_t end = pos_ + 1;
     if (IsIdentChar(text_[pos_])) {
       while (end < text_.size() && IsIdentChar(text_[end])) ++end;
+    } else if (static_cast<unsigned char>(text_[pos_]) >= 0x80) {
+      while (end < text_.size() &&
+             (static_cast<unsigned char>(text_[end]) & 0xC0) == 0x80) {
+        ++end;
+      }
+      if (!IsValidUtf8(text_.substr(pos_, end - pos_))) {
+        return absl::StrFormat("byte 0x%02X",
+                               static_cast<unsigned char>(text_[pos_]));
+      }
     }
     return absl::StrCat("'", text_.substr(pos_, end - pos_), "'");
   }

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/untrusted_input.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -139,6 +140,29 @@ TEST(ExprTest, UnknownName) {
   EXPECT_THAT(EvalError("cdiv(N, 2)"),
               AllOf(HasSubstr("unknown name 'N'"), HasSubstr("column 6"),
                     HasSubstr("'cdiv(N, 2)'"), HasSubstr("B, H, K, R")));
+}
+
+// A message quotes the expression: it must stay UTF-8 (it goes into proto3
+// strings and the store), whatever the expression holds and wherever the
+// excerpt is cut.
+TEST(ExprTest, MessagesAreUtf8AndNameTheCharacter) {
+  const std::string times =
+      "R\xc3\x97"
+      "1";  // "R×1", as an LLM writes it.
+  std::string message = EvalError(times);
+  EXPECT_TRUE(IsValidUtf8(message)) << message;
+  EXPECT_THAT(message, HasSubstr("unexpected '\xc3\x97' at column 2"));
+  // A byte that is no character is named in hex.
+  message = EvalError(
+      "R\xff"
+      "1");
+  EXPECT_TRUE(IsValidUtf8(message)) << message;
+  EXPECT_THAT(message, HasSubstr("unexpected byte 0xFF at column 2"));
+  // The excerpt (120 bytes) ends before a character it would cut.
+  const std::string cut = std::string(119, 'R') + "\xc3\xa9";
+  message = EvalError(cut);
+  EXPECT_TRUE(IsValidUtf8(message)) << message;
+  EXPECT_THAT(message, HasSubstr("... (121 chars)"));
 }
 
 TEST(ExprTest, MalformedInputReportsColumn) {

@@ -20,11 +20,7 @@ constexpr double kMaxSpeedup = 1e6;
 // `text` cut to at most `max_bytes`, never inside a UTF-8 sequence.
 std::string CutUtf8(const std::string& text, size_t max_bytes) {
   if (text.size() <= max_bytes) return text;
-  size_t end = max_bytes;
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) {
-    --end;
-  }
-  return absl::StrCat(text.substr(0, end), "...");
+  return absl::StrCat(Utf8Prefix(text, max_bytes), "...");
 }
 
 bool RequestAtFault(absl::StatusCode code) {

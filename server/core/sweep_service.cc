@@ -35,6 +35,10 @@ absl::StatusOr<std::string> KernelProblem(int index,
                                           const v1::KernelRequest& kernel,
                                           size_t max_source_bytes) {
   const std::string who = KernelName(index, kernel);
+  if (kernel.source().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        who, ": source is empty; pass the CUDA C++ text of one kernel file"));
+  }
   if (kernel.source().size() > max_source_bytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         who, ": source is ", kernel.source().size(), " bytes; the limit is ",
@@ -112,7 +116,6 @@ absl::StatusOr<v1::Sweep> SweepService::Submit(
   sweep.set_id(NewRandomId("sw-"));
   sweep.set_suite(request.suite());
   sweep.set_kind(kind);
-  sweep.set_created_unix_ms(absl::ToUnixMillis(absl::Now()));
   std::vector<std::string> names;
   for (const v1::Problem& p : suite.problems()) {
     row_of[p.name()] = sweep.rows_size();
@@ -170,19 +173,46 @@ absl::StatusOr<v1::Sweep> SweepService::Submit(
     if (!first_refusal) first_refusal = refusal;
   }
   if (started == 0) return *first_refusal;
+  // Stamped after its jobs: retention keeps a sweep while no unfinished job
+  // is older than it, so a sweep stamped before a job it started could be
+  // pruned while that job runs.
+  sweep.set_created_unix_ms(absl::ToUnixMillis(absl::Now()));
   if (absl::Status stored = store_->InsertSweep(sweep); !stored.ok()) {
-    // Its jobs are cancelled: a caller who retries must not run them twice.
-    spdlog::error("sweep {}: could not be stored: {}", sweep.id(),
-                  stored.ToString());
-    for (const v1::SweepRow& row : sweep.rows()) {
-      if (!row.job_id().empty()) (void)jobs_->Cancel(row.job_id());
-    }
-    return absl::UnavailableError(absl::StrCat(
-        "the sweep could not be stored (", stored.message(), "); its ", started,
-        " jobs were cancelled. Try again once kbd's store is "
-        "writable (/healthz)"));
+    return StoreFailed(sweep, stored);
   }
   return Fill(std::move(sweep));
+}
+
+absl::Status SweepService::StoreFailed(const v1::Sweep& sweep,
+                                       const absl::Status& stored) {
+  // Its jobs are cancelled: a caller who retries must not run them twice.
+  // One may have finished already (a cached compile): it is left as it is.
+  spdlog::error("sweep {}: could not be stored: {}", sweep.id(),
+                stored.ToString());
+  int cancelled = 0, finished = 0;
+  for (const v1::SweepRow& row : sweep.rows()) {
+    if (row.job_id().empty()) continue;
+    absl::StatusOr<v1::Job> job = jobs_->Cancel(row.job_id());
+    if (job.ok() && job->result().verdict() == v1::VERDICT_CANCELLED) {
+      ++cancelled;
+    } else {
+      ++finished;
+    }
+  }
+  const std::string jobs = absl::StrCat(
+      cancelled, " of its jobs were cancelled",
+      finished > 0 ? absl::StrCat(" (", finished, " had already finished)")
+                   : "");
+  // A sweep the store refuses as invalid is kbd's fault, not the disk's:
+  // retrying would not help.
+  if (absl::IsInvalidArgument(stored)) {
+    return absl::InternalError(
+        absl::StrCat("the sweep could not be stored (", stored.message(), "); ",
+                     jobs, ". This is a fault in kbd; please report it"));
+  }
+  return absl::UnavailableError(absl::StrCat(
+      "the sweep could not be stored (", stored.message(), "); ", jobs,
+      ". Try again once kbd's store is writable (/healthz)"));
 }
 
 absl::StatusOr<v1::Sweep> SweepService::Get(const std::string& id) {

@@ -48,6 +48,10 @@ class SweepService {
  private:
   // The stored sweep with each row's job state and the totals.
   v1::Sweep Fill(v1::Sweep sweep);
+  // After the store refused `sweep`: cancels its jobs and says how many
+  // were cancelled; Internal if the store found the sweep invalid, else
+  // Unavailable.
+  absl::Status StoreFailed(const v1::Sweep& sweep, const absl::Status& stored);
 
   const Options options_;
   JobService* const jobs_;

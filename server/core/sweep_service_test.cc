@@ -103,6 +103,46 @@ TEST_F(SweepServiceTest, ACompileSweepHasARowPerProblemOfTheSuite) {
   EXPECT_TRUE(again->done());
 }
 
+// A plan written as an LLM might ("R×1") is that row's refusal, quoting the
+// whole character: a message cut inside a UTF-8 character could not be
+// stored, and the sweep failed as "store not writable" (review, 2026-12-05).
+// The sweep is stamped after its jobs, so that retention, which keeps
+// sweeps no older than the oldest unfinished job, keeps it while they run.
+TEST_F(SweepServiceTest, ARowRefusedForANonAsciiPlanIsStoredAndSaysWhy) {
+  v1::SubmitSweepRequest request;
+  request.set_suite("core");
+  request.set_kind(v1::JOB_KIND_COMPILE);
+  *request.add_kernels() = Example("softmax_fp32");
+  v1::KernelRequest bad = Example("row_sum_fp32");
+  const std::string plan = "grid(R)";
+  const size_t at = bad.source().find(plan);
+  ASSERT_NE(at, std::string::npos);
+  bad.mutable_source()->replace(at, plan.size(),
+                                "grid(R\xc3\x97"
+                                "1)");
+  // Named, so that the sweep's own look at the `// @kb` lines passes it on
+  // and the job's preparation refuses it: a refused row, not a refused batch.
+  bad.set_problem("row_sum_fp32");
+  *request.add_kernels() = bad;
+  absl::StatusOr<v1::Sweep> sweep = sweeps()->Submit(request);
+  ASSERT_TRUE(sweep.ok()) << sweep.status();
+  const v1::SweepRow* row = Row(*sweep, "row_sum_fp32");
+  ASSERT_NE(row, nullptr);
+  EXPECT_TRUE(row->job_id().empty());
+  EXPECT_EQ(row->error().code(),
+            static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(row->error().message(), HasSubstr("unexpected '\xc3\x97'"));
+  const v1::SweepRow* ok = Row(*sweep, "softmax_fp32");
+  ASSERT_NE(ok, nullptr);
+  absl::StatusOr<v1::Job> job = service_->GetJob(ok->job_id());
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_GE(sweep->created_unix_ms(), job->created_unix_ms());
+  absl::StatusOr<v1::Sweep> stored = sweeps()->Get(sweep->id());
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_THAT(Row(*stored, "row_sum_fp32")->error().message(),
+              HasSubstr("\xc3\x97"));
+}
+
 TEST_F(SweepServiceTest, ACorrectnessSweepRunsOnAWorkerAndGatedRowsSayWhy) {
   workers_->Touch(testing::Worker(), absl::Now());
   v1::SubmitSweepRequest request;
@@ -163,6 +203,11 @@ TEST_F(SweepServiceTest, ABatchThatCannotBeASweepIsRefusedWhole) {
   v1::SubmitSweepRequest kind = r;
   kind.set_kind(static_cast<v1::JobKind>(99));
   EXPECT_THAT(submit(kind).message(), HasSubstr("kind must be"));
+
+  v1::SubmitSweepRequest blank = r;
+  blank.mutable_kernels(0)->clear_source();
+  EXPECT_THAT(submit(blank).message(),
+              HasSubstr("kernels[0] (softmax_fp32.cu): source is empty"));
 
   v1::SubmitSweepRequest other = r;
   *other.add_kernels() = Naive("gather_linear_naive.cu");
@@ -263,8 +308,9 @@ TEST_F(SweepServiceTest, AFullKbdRefusesASweepWholeAndThenAJob) {
 TEST_F(SweepServiceTest, GetSweepChecksTheId) {
   EXPECT_EQ(sweeps()->Get("").status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(sweeps()->Get("s-../x").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  const absl::Status bad = sweeps()->Get("s-../x").status();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.message(), HasSubstr("as SubmitSweep returned it"));
   absl::Status missing = sweeps()->Get("sw-000000000000").status();
   EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(missing.message(), HasSubstr("no sweep 'sw-000000000000'"));

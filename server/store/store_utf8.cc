@@ -1,6 +1,7 @@
-// Store's UTF-8 helpers (declared in store.h): proto3 strings must hold
+// Store's UTF-8 helper (declared in store.h): proto3 strings must hold
 // UTF-8, or the message does not parse back; the store checks what it
-// writes and scrubs what it salvages.
+// writes (FindNonUtf8Field) and scrubs what it salvages (ScrubUtf8, in
+// base/untrusted_input.h).
 #include <string>
 #include <vector>
 
@@ -10,31 +11,6 @@
 #include "server/store/store.h"
 
 namespace kbench {
-
-std::string ScrubUtf8(absl::string_view text) {
-  if (IsValidUtf8(text)) return std::string(text);
-  std::string out;
-  out.reserve(text.size() + 8);
-  size_t i = 0;
-  while (i < text.size()) {
-    // The longest well-formed sequence at i is at most 4 bytes.
-    size_t len = 0;
-    for (size_t n = 1; n <= 4 && i + n <= text.size(); ++n) {
-      if (IsValidUtf8(text.substr(i, n))) {
-        len = n;
-        break;
-      }
-    }
-    if (len == 0) {
-      out += "\xEF\xBF\xBD";  // U+FFFD
-      ++i;
-    } else {
-      out.append(text.data() + i, len);
-      i += len;
-    }
-  }
-  return out;
-}
 
 std::string FindNonUtf8Field(const google::protobuf::Message& message) {
   using google::protobuf::FieldDescriptor;

@@ -150,6 +150,9 @@ TEST_F(KbctlE2eTest, SweepSubmitsOneKernelPerProblemOfTheSuite) {
   std::ofstream(dir.path() + "/c_none.cu") << "__global__ void k() {}\n";
   std::ofstream(dir.path() + "/notes.txt") << "not a kernel\n";
   std::ofstream(dir.path() + "/my kernel (v2).cu") << naive;
+  std::ofstream(dir.path() + "/d_other.cu")
+      << "// @kb problem softmax_fp32\n// @kb launch k grid(1) block(1)\n"
+      << "__global__ void k() {}\n";
   CommandResult r = Kbctl({"sweep", "--suite", "collectives", dir.path()});
   // The bf16 problem has no kernel: not every problem passed.
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -177,6 +180,10 @@ TEST_F(KbctlE2eTest, SweepSubmitsOneKernelPerProblemOfTheSuite) {
       << r.out;
   EXPECT_EQ(r.out.find("notes.txt"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("my kernel (v2).cu: skipped, kbd takes file names"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("d_other.cu: skipped, its problem 'softmax_fp32' is "
+                       "not in suite 'collectives'"),
             std::string::npos)
       << r.out;
 
