@@ -2,10 +2,13 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
 
 namespace kbench {
 namespace {
@@ -234,6 +237,38 @@ absl::string_view Utf8Prefix(absl::string_view text, size_t max_bytes) {
     --end;
   }
   return text.substr(0, end);
+}
+
+std::string FindNonUtf8Field(const google::protobuf::Message& message) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Reflection* r = message.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  r->ListFields(message, &fields);
+  for (const FieldDescriptor* f : fields) {
+    if (f->type() == FieldDescriptor::TYPE_STRING) {
+      if (f->is_repeated()) {
+        for (int i = 0; i < r->FieldSize(message, f); ++i) {
+          if (!IsValidUtf8(r->GetRepeatedString(message, f, i))) {
+            return f->full_name();
+          }
+        }
+      } else if (!IsValidUtf8(r->GetString(message, f))) {
+        return f->full_name();
+      }
+    } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (f->is_repeated()) {
+        for (int i = 0; i < r->FieldSize(message, f); ++i) {
+          std::string bad =
+              FindNonUtf8Field(r->GetRepeatedMessage(message, f, i));
+          if (!bad.empty()) return bad;
+        }
+      } else {
+        std::string bad = FindNonUtf8Field(r->GetMessage(message, f));
+        if (!bad.empty()) return bad;
+      }
+    }
+  }
+  return "";
 }
 
 }  // namespace kbench

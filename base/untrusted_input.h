@@ -17,6 +17,10 @@
 #include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 
+namespace google::protobuf {
+class Message;
+}  // namespace google::protobuf
+
 namespace kbench {
 
 struct JsonLimits {
@@ -65,6 +69,10 @@ std::string ScrubUtf8(absl::string_view text);
 // The longest prefix of `text` of at most `max_bytes` that does not end
 // inside a UTF-8 sequence (for quoting the start of a long text).
 absl::string_view Utf8Prefix(absl::string_view text, size_t max_bytes);
+// The full name of the first string field of `message` (depth first,
+// nested messages included) whose value is not UTF-8, or "" if none: such
+// a message cannot be sent over gRPC or read back from the store.
+std::string FindNonUtf8Field(const google::protobuf::Message& message);
 
 // Valid UTF-8 (what proto3 string fields must hold, or the stored row
 // cannot be read back), any length, control characters allowed.

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -133,8 +134,7 @@ class Parser {
     ASSIGN_OR_RETURN(NodePtr lhs, (this->*operand)(depth + 1));
     while (true) {
       SkipSpace();
-      if (pos_ >= text_.size() ||
-          ops.find(text_[pos_]) == absl::string_view::npos) {
+      if (pos_ >= text_.size() || !absl::StrContains(ops, text_[pos_])) {
         return lhs;
       }
       // Each operator of a chain (1+1+...+1) nests the tree one level, and
@@ -388,6 +388,11 @@ bool IsIdentifier(absl::string_view s) {
 }
 
 absl::StatusOr<Expr> Expr::Parse(absl::string_view text) {
+  if (text.size() > kMaxBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the expression '", Excerpt(text), "' is ", text.size(),
+                     " bytes; at most ", kMaxBytes, " are parsed"));
+  }
   Parser parser(text);
   ASSIGN_OR_RETURN(NodePtr root, parser.ParseAll());
   return Expr(std::string(text), std::move(root));

@@ -24,6 +24,13 @@ using DimValues = std::map<std::string, int64_t>;
 
 class Expr {
  public:
+  // The longest expression parsed. Expressions are parsed again at every
+  // evaluation, per shape and tensor; a 200 KB `min(C, C, ...)` in a
+  // problem file (not deep, so the depth limit let it through) held kbd's
+  // start for 12 minutes (review, 2026-12-05). No real extent, grid or
+  // formula comes near this.
+  static constexpr size_t kMaxBytes = 4096;
+
   // Parses `text`. Errors are InvalidArgument with the offending column,
   // e.g. "expected ')' at column 9 in 'cdiv(K, 128'".
   static absl::StatusOr<Expr> Parse(absl::string_view text);

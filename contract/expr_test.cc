@@ -36,13 +36,24 @@ TEST(ExprTest, LongChainsAreRefusedNotOverflowed) {
   std::string chain = "1";
   for (int i = 0; i < 99; ++i) chain += "+1";
   EXPECT_EQ(Eval(chain), 100);
-  for (int terms : {300, 100000}) {
+  for (int terms : {300, 2000, 100000}) {
     std::string long_chain = "1";
     for (int i = 1; i < terms; ++i) long_chain += "+1";
     const std::string error = EvalError(long_chain);
-    EXPECT_THAT(error, HasSubstr("nested too deeply"));
+    EXPECT_THAT(error, HasSubstr(terms * 2 - 1 > 4096 ? "at most 4096"
+                                                      : "nested too deeply"));
     EXPECT_LT(error.size(), 400u);  // The message quotes an excerpt.
   }
+}
+
+// Not deep, only long: refused by length before it is parsed (it would be
+// parsed again at every evaluation).
+TEST(ExprTest, LongFlatExpressionsAreRefused) {
+  std::string args = "min(C";
+  for (int i = 0; i < 2000; ++i) args += ", C";
+  args += ")";
+  EXPECT_THAT(EvalError(args, {{"C", 3}}),
+              AllOf(HasSubstr("6006 bytes"), HasSubstr("at most 4096")));
 }
 
 TEST(ExprTest, Literals) {
@@ -205,7 +216,7 @@ TEST(ExprTest, MalformedInputReportsColumn) {
 
 TEST(ExprTest, DeepNestingIsRejected) {
   const std::string deep =
-      std::string(10000, '(') + "1" + std::string(10000, ')');
+      std::string(2000, '(') + "1" + std::string(2000, ')');
   absl::StatusOr<Expr> e = Expr::Parse(deep);
   ASSERT_FALSE(e.ok());
   EXPECT_THAT(std::string(e.status().message()), HasSubstr("nested"));

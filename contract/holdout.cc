@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -22,6 +23,11 @@ namespace {
 constexpr int kMaxHoldoutTrials = 20;
 // Keys a class is drawn with when a problem is validated.
 constexpr int kValidationKeys = 4;
+// Raw draws of a class at validation, and how many must meet its bounds:
+// a tenth, at which 200 misses in a row (0.9^200) is below 1e-9. (300
+// draws of every class add about 20 ms to loading the shipped problems.)
+constexpr int kRateDraws = 300;
+constexpr int kMinAccepted = 30;
 constexpr size_t kMaxDescriptionChars = 200;
 
 // A stream of 64-bit values from HMAC-SHA256(key, label || counter): as
@@ -113,6 +119,26 @@ std::string BrokenBound(const v1::HoldoutClass& c, const DimValues& dims) {
   return "";
 }
 
+// One attempt at a case of class `c`: dims drawn from `stream`, kept when
+// they meet the class's bounds, the domain and every size and formula
+// (CheckShapeFigures). Else `*last` says what broke.
+std::optional<DimValues> TryDraw(const v1::Problem& problem,
+                                 const v1::HoldoutClass& c, KeyedStream* stream,
+                                 std::string* last) {
+  DimValues dims;
+  for (const v1::DimSpec& dim : problem.dims()) {
+    dims[dim.name()] = DrawValue(RangeOf(dim, c), stream);
+  }
+  *last = BrokenBound(c, dims);
+  if (!last->empty()) return std::nullopt;
+  if (!CheckDimsInDomain(problem, dims).ok() ||
+      !CheckShapeFigures(problem, dims).ok()) {
+    *last = "the domain, a tensor's size or a formula";
+    return std::nullopt;
+  }
+  return dims;
+}
+
 // Case `index` of class `c`, drawn from `key`.
 absl::StatusOr<DimValues> DrawCase(const v1::Problem& problem,
                                    const v1::HoldoutClass& c, int index,
@@ -123,18 +149,9 @@ absl::StatusOr<DimValues> DrawCase(const v1::Problem& problem,
                         std::string(1, '\0'), index));
   std::string last;
   for (int attempt = 0; attempt < kMaxHoldoutAttempts; ++attempt) {
-    DimValues dims;
-    for (const v1::DimSpec& dim : problem.dims()) {
-      dims[dim.name()] = DrawValue(RangeOf(dim, c), &stream);
+    if (std::optional<DimValues> dims = TryDraw(problem, c, &stream, &last)) {
+      return *dims;
     }
-    last = BrokenBound(c, dims);
-    if (!last.empty()) continue;
-    bool sized = CheckDimsInDomain(problem, dims).ok();
-    for (const v1::TensorSpec& t : problem.tensors()) {
-      sized = sized && TensorElements(t, dims).ok();
-    }
-    if (sized) return dims;
-    last = "the domain or a tensor's size";
   }
   return absl::FailedPreconditionError(absl::StrCat(
       "problem '", problem.name(), "': holdout class '", c.name(),
@@ -244,7 +261,10 @@ absl::Status ValidateHoldoutClasses(const v1::Problem& problem) {
                                   " is not a range inside its domain ",
                                   spec->min(), "..", spec->max()));
       }
-      if (d.multiple_of() < 0) return error("multiple_of must be >= 0");
+      if (d.multiple_of() < 0 || d.multiple_of() > d.max()) {
+        return error(absl::StrCat("multiple_of of ", d.name(),
+                                  " must be 0 to its max ", d.max()));
+      }
       if (FirstMultiple(RangeOf(*spec, c)) < 0) {
         return error(absl::StrCat("no aligned value of ", d.name(), " lies in ",
                                   d.min(), "..", d.max()));
@@ -272,8 +292,27 @@ absl::Status ValidateHoldoutClasses(const v1::Problem& problem) {
                                   "' needs 0 <= min <= max, not both 0"));
       }
     }
-    // Drawable: a class that validation could draw only by luck would fail
-    // a submission later.
+    // Drawable, and not by luck: a case is given kMaxHoldoutAttempts
+    // draws, so a class most of whose draws miss its bounds fails a
+    // submission now and then (1 in 40 for a class with R*C <= 24 over
+    // R in 4..65536, which four validation keys let through; review,
+    // 2026-12-05). At least kMinAccepted of kRateDraws draws must hold.
+    {
+      KeyedStream stream("validate-rate", c.name());
+      std::string last;
+      int accepted = 0;
+      for (int i = 0; i < kRateDraws; ++i) {
+        accepted += TryDraw(problem, c, &stream, &last).has_value() ? 1 : 0;
+      }
+      if (accepted < kMinAccepted) {
+        return error(absl::StrCat(
+            "only ", accepted, " of ", kRateDraws,
+            " draws met its bounds (at least ", kMinAccepted,
+            " must, or a submission's ", kMaxHoldoutAttempts,
+            " draws per case would now and then find none; last broken: ", last,
+            "); narrow its dims' ranges toward its bounds"));
+      }
+    }
     for (int k = 0; k < kValidationKeys; ++k) {
       const std::string key = absl::StrCat("validate-", k);
       for (int n = 0; n < c.count(); ++n) {

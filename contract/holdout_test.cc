@@ -264,7 +264,17 @@ INSTANTIATE_TEST_SUITE_P(
                    b->set_expr("B*K*R*H");
                    b->set_min(int64_t{1} << 40);
                  },
-                 "no case met its bounds"},
+                 "only 0 of 300 draws met its bounds"},
+        // Drawable, but only by luck: about 2% of draws have B <= 270
+        // (B in 257..4096, log-uniform), so a case's 200 draws would miss
+        // now and then.
+        BadClass{"RarelyDrawable",
+                 [](v1::Problem* p) {
+                   v1::HoldoutBound* b = Mid(p)->add_bounds();
+                   b->set_expr("B");
+                   b->set_max(270);
+                 },
+                 "of 300 draws met its bounds (at least 30 must"},
         BadClass{"TooManyClasses",
                  [](v1::Problem* p) {
                    for (int i = 0; i < 8; ++i) {

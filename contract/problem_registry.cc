@@ -1,10 +1,14 @@
 #include "contract/problem_registry.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
-#include <fstream>
+#include <iterator>
+#include <map>
 #include <optional>
 #include <set>
 #include <system_error>
@@ -17,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "base/paths.h"
 #include "base/status_macros.h"
+#include "base/untrusted_input.h"
 #include "contract/launch_plan.h"
 #include "contract/problem_data.h"
 #include "contract/problem_util.h"
@@ -51,28 +56,50 @@ class CollectErrors : public google::protobuf::io::ErrorCollector {
 };
 
 // Reads a regular file of at most `max_bytes`; messages call it `shown`
-// (relative to the problems directory: a client may read them).
+// (relative to the problems directory: a client may read them). Opened
+// without blocking and checked on the open descriptor, so that a FIFO or a
+// device a symlink points at (/proc/kmsg) cannot stall kbd's start.
 absl::StatusOr<std::string> ReadFile(const fs::path& path,
                                      const std::string& shown,
                                      int64_t max_bytes) {
-  std::error_code ec;
-  std::ifstream in;
-  if (fs::is_regular_file(path, ec)) in.open(path, std::ios::binary);
-  if (!in.is_open() || !in) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st {};
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fd >= 0) close(fd);
     return absl::NotFoundError(absl::StrCat("cannot read '", shown, "'"));
   }
-  std::string text(static_cast<size_t>(max_bytes) + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) {
-    return absl::DataLossError(
-        absl::StrCat("error while reading '", shown, "'"));
+  std::string text;
+  if (st.st_size > max_bytes) {
+    close(fd);
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", shown, "' is larger than ", max_bytes, " bytes"));
   }
-  text.resize(static_cast<size_t>(in.gcount()));
+  text.resize(static_cast<size_t>(max_bytes) + 1);
+  size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      close(fd);
+      return absl::DataLossError(
+          absl::StrCat("error while reading '", shown, "'"));
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  close(fd);
+  text.resize(got);
   if (static_cast<int64_t>(text.size()) > max_bytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", shown, "' is larger than ", max_bytes, " bytes"));
   }
   return text;
+}
+
+// Whether `path` is `dir` or below it (both canonical).
+bool Within(const fs::path& path, const fs::path& dir) {
+  const fs::path rel = path.lexically_relative(dir);
+  return !rel.empty() && *rel.begin() != "..";
 }
 
 // The line (1-based) of the field a ValidateProblem message starts with
@@ -106,24 +133,57 @@ int FieldLine(const google::protobuf::TextFormat::ParseInfoTree& tree,
   return where.line >= 0 ? where.line + 1 : 0;
 }
 
+// Where the files a problem names may be: under `root` (the problems
+// directory's parent: kernels/ in the repository, share/kbench in a
+// bundle, where the example kernels are), and not in another problem's
+// folder of `problems`. All canonical; `own` is the problem's folder, or
+// empty for a NAME.textproto.
+struct FileRoots {
+  fs::path root;
+  fs::path problems;
+  fs::path own;
+};
+
 // Reads the source `relative` names (relative to the problem file at
-// `path`, shown as `shown`) for the field `field`.
-absl::StatusOr<std::string> ReadNamed(const fs::path& path,
-                                      const std::string& shown,
-                                      const std::string& field,
-                                      const std::string& relative) {
+// `path`, shown as `shown`) for the field `field`; sets `*canonical`.
+absl::StatusOr<std::string> ReadNamed(
+    const fs::path& path, const std::string& shown, const std::string& field,
+    const std::string& relative, const FileRoots& roots, fs::path* canonical) {
   const std::string named =
       (fs::path(shown).parent_path() / relative).lexically_normal().string();
-  absl::StatusOr<std::string> source =
-      ReadFile(path.parent_path() / relative, named,
-               ProblemRegistry::kMaxKernelFileBytes);
-  if (!source.ok()) {
+  auto refuse = [&](absl::StatusCode code, absl::string_view why) {
     return absl::Status(
-        source.status().code(),
-        absl::StrCat(shown, ": ", field, " '", relative, "': ",
-                     source.status().code() == absl::StatusCode::kNotFound
-                         ? absl::StrCat("not found (looked for ", named, ")")
-                         : std::string(source.status().message())));
+        code, absl::StrCat(shown, ": ", field, " '", relative, "': ", why));
+  };
+  if (fs::path(relative).is_absolute()) {
+    return refuse(absl::StatusCode::kInvalidArgument,
+                  "must be a path relative to the problem file");
+  }
+  std::error_code ec;
+  *canonical = fs::canonical(path.parent_path() / relative, ec);
+  if (ec) {
+    return refuse(absl::StatusCode::kNotFound,
+                  absl::StrCat("not found (looked for ", named, ")"));
+  }
+  // Symlinks are resolved first: a link inside the library to a file
+  // outside it is outside it.
+  if (!Within(*canonical, roots.root)) {
+    return refuse(absl::StatusCode::kInvalidArgument,
+                  "is outside the problem library (the problems "
+                  "directory's parent and below)");
+  }
+  const fs::path in_problems = canonical->lexically_relative(roots.problems);
+  if (Within(*canonical, roots.problems) &&
+      std::distance(in_problems.begin(), in_problems.end()) > 1 &&
+      (roots.own.empty() || !Within(*canonical, roots.own))) {
+    return refuse(absl::StatusCode::kInvalidArgument,
+                  absl::StrCat("is in another problem's folder ('",
+                               in_problems.begin()->string(), "')"));
+  }
+  absl::StatusOr<std::string> source =
+      ReadFile(*canonical, named, ProblemRegistry::kMaxKernelFileBytes);
+  if (!source.ok()) {
+    return refuse(source.status().code(), source.status().message());
   }
   return source;
 }
@@ -162,15 +222,40 @@ absl::Status ValidateWithKernels(const v1::Problem& problem) {
 }
 
 // Parses the problem file at `path` (shown as `shown` in messages), reads
-// the kernels it names and validates it all.
+// the kernels it names and validates it all. An example is shown to
+// clients and a golden or baseline is not, so an example may not be the
+// file one of them is.
 absl::StatusOr<v1::Problem> LoadFile(const fs::path& path,
-                                     const std::string& shown) {
+                                     const std::string& shown,
+                                     FileRoots roots) {
   ASSIGN_OR_RETURN(
       const std::string text,
       ReadFile(path, shown, ProblemRegistry::kMaxProblemFileBytes));
+  if (path.filename() == "problem.textproto") {
+    std::error_code ec;
+    roots.own = fs::canonical(path.parent_path(), ec);
+  }
+  std::map<std::string, fs::path> read;  // Field -> its canonical file.
   return ProblemRegistry::ParseProblem(
-      text, shown, [&](const std::string& field, const std::string& relative) {
-        return ReadNamed(path, shown, field, relative);
+      text, shown,
+      [&](const std::string& field,
+          const std::string& relative) -> absl::StatusOr<std::string> {
+        fs::path canonical;
+        ASSIGN_OR_RETURN(
+            std::string source,
+            ReadNamed(path, shown, field, relative, roots, &canonical));
+        for (const auto& [other, file] : read) {
+          if (file == canonical &&
+              (other == "example_kernel" || field == "example_kernel")) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                shown, ": ", other, " and ", field, " name the same file '",
+                relative,
+                "'; an example is shown to clients, a golden or baseline "
+                "is not"));
+          }
+        }
+        read.emplace(field, canonical);
+        return source;
       });
 }
 
@@ -238,6 +323,16 @@ absl::StatusOr<v1::Problem> ProblemRegistry::ParseProblem(
     ASSIGN_OR_RETURN(*problem.mutable_baseline()->mutable_source(),
                      read_kernel("baseline.file", problem.baseline().file()));
   }
+  // Every string goes into replies (ListProblems) and jobs, which must be
+  // UTF-8; one bad title broke ListProblems for every client and every job
+  // of the problem (review, 2026-12-05).
+  if (const std::string bad = FindNonUtf8Field(problem); !bad.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        shown, ": ", bad,
+        " is not UTF-8 (an octal or hex escape in the file, or the bytes of "
+        "a kernel file it names); problem files and their kernels must be "
+        "UTF-8"));
+  }
   const absl::Status status = ValidateWithKernels(problem);
   if (!status.ok()) {
     const int line = FieldLine(tree, status.message());
@@ -264,8 +359,15 @@ absl::StatusOr<std::unique_ptr<ProblemRegistry>> ProblemRegistry::LoadDir(
   }
   auto registry = std::make_unique<ProblemRegistry>();
   std::map<std::string, std::string> origin;
+  FileRoots roots;
+  roots.problems = fs::canonical(dir, ec);
+  if (ec) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot resolve problems directory '", dir, "'"));
+  }
+  roots.root = roots.problems.parent_path();
   for (const auto& [shown, path] : files) {
-    absl::StatusOr<v1::Problem> problem = LoadFile(path, shown);
+    absl::StatusOr<v1::Problem> problem = LoadFile(path, shown, roots);
     if (problem.ok() && !options.only.empty() &&
         options.only.count(problem->name()) == 0) {
       continue;
@@ -290,7 +392,7 @@ absl::StatusOr<std::unique_ptr<ProblemRegistry>> ProblemRegistry::LoadDir(
     }
     if (status.ok()) origin.emplace(problem->name(), shown);
     if (!status.ok()) {
-      registry->refused_.push_back({shown, std::string(status.message())});
+      registry->refused_.push_back({shown, ScrubUtf8(status.message())});
       continue;
     }
     const std::string name = problem->name();

@@ -1,7 +1,9 @@
 #include "contract/problem_util.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -142,7 +144,37 @@ absl::StatusOr<int64_t> TensorElements(const v1::TensorSpec& tensor,
                        "' has more elements than fit in 64 bits"));
     }
   }
+  // Its bytes must fit too: the runner allocates elements * size, which
+  // would otherwise wrap to a small buffer that the fill overruns.
+  const int64_t size = std::max<int64_t>(DTypeSize(tensor.dtype()), 1);
+  if (n > kMaxTensorBytes / size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor '", tensor.name(), "' would have ", n, " elements of ", size,
+        " bytes, over the ", kMaxTensorBytes, " bytes a tensor may hold"));
+  }
   return n;
+}
+
+absl::Status CheckShapeFigures(const v1::Problem& problem,
+                               const DimValues& dims) {
+  for (const v1::TensorSpec& tensor : problem.tensors()) {
+    RETURN_IF_ERROR(TensorElements(tensor, dims).status());
+  }
+  const std::pair<const char*, const std::string*> formulas[] = {
+      {"flops", &problem.flops()}, {"min_bytes", &problem.min_bytes()}};
+  for (const auto& [field, text] : formulas) {
+    if (text->empty()) continue;
+    absl::StatusOr<int64_t> v = EvalExpr(*text, dims);
+    if (!v.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, " '", *text, "': ", v.status().message()));
+    }
+    if (*v < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, " '", *text, "' is ", *v, ", below 0"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 const v1::TensorSpec* FindTensor(const v1::Problem& problem,

@@ -42,9 +42,22 @@ absl::StatusOr<DimValues> ShapeDims(const v1::Problem& problem,
 absl::Status CheckDimsInDomain(const v1::Problem& problem,
                                const DimValues& dims);
 
-// Number of elements of a tensor at `dims`.
+// The most bytes one tensor may hold (1 TiB: above any GPU's memory, far
+// below where elements * size would wrap).
+inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
+
+// Number of elements of a tensor at `dims`; InvalidArgument when they
+// overflow or would take more than kMaxTensorBytes.
 absl::StatusOr<int64_t> TensorElements(const v1::TensorSpec& tensor,
                                        const DimValues& dims);
+
+// Whether a problem can be run at `dims`: every tensor's size
+// (TensorElements) and its `flops` and `min_bytes` formulas evaluate, the
+// formulas to at least 0. Checked at load for every public shape and for
+// every drawn hidden case, so that no timed job fails on them after its
+// kernel ran.
+absl::Status CheckShapeFigures(const v1::Problem& problem,
+                               const DimValues& dims);
 
 // Evaluated extents of a tensor at `dims`.
 absl::StatusOr<std::vector<int64_t>> TensorExtents(const v1::TensorSpec& tensor,

@@ -25,6 +25,14 @@ namespace {
 
 // The largest Tolerance.norm_floor a problem may set.
 constexpr double kMaxNormFloor = 1e3;
+// The largest dim value (kernels get dims as int), and how many dims,
+// tensors, shape sets and shapes per set a problem may have: every shape
+// is checked against every tensor at load.
+constexpr int64_t kMaxDimValue = 2147483647;
+constexpr int kMaxDims = 16;
+constexpr int kMaxTensors = 32;
+constexpr int kMaxShapeSets = 32;
+constexpr int kMaxShapesPerSet = 64;
 
 using internal::DimNames;
 
@@ -62,6 +70,9 @@ absl::Status CheckDims(const v1::Problem& problem, const Checker& check) {
   if (problem.dims().empty()) {
     return check.Error("dims", "a problem needs at least one dim");
   }
+  if (problem.dims_size() > kMaxDims) {
+    return check.Error("dims", absl::StrCat("more than ", kMaxDims));
+  }
   std::set<std::string> seen;
   for (int i = 0; i < problem.dims_size(); ++i) {
     const v1::DimSpec& dim = problem.dims(i);
@@ -80,6 +91,16 @@ absl::Status CheckDims(const v1::Problem& problem, const Checker& check) {
     if (dim.max() < dim.min()) {
       return check.Error(field, absl::StrCat("max ", dim.max(),
                                              " must be >= min ", dim.min()));
+    }
+    // Kernels get dims as int.
+    if (dim.max() > kMaxDimValue) {
+      return check.Error(
+          field, absl::StrCat("max ", dim.max(), " is over ", kMaxDimValue,
+                              " (kernels get dims as int)"));
+    }
+    if (dim.multiple_of() > kMaxDimValue) {
+      return check.Error(field, absl::StrCat("multiple_of ", dim.multiple_of(),
+                                             " is over ", kMaxDimValue));
     }
     if (dim.multiple_of() < 0) {
       return check.Error(field, absl::StrCat("multiple_of ", dim.multiple_of(),
@@ -101,6 +122,9 @@ absl::Status CheckDims(const v1::Problem& problem, const Checker& check) {
 absl::Status CheckTensors(const v1::Problem& problem, const Checker& check) {
   if (problem.tensors().empty()) {
     return check.Error("tensors", "a problem needs at least one tensor");
+  }
+  if (problem.tensors_size() > kMaxTensors) {
+    return check.Error("tensors", absl::StrCat("more than ", kMaxTensors));
   }
   std::set<std::string> seen;
   bool has_output = false;
@@ -175,6 +199,9 @@ absl::Status CheckShapeSets(const v1::Problem& problem, const Checker& check) {
   if (problem.shape_sets().empty()) {
     return check.Error("shape_sets", "a problem needs at least one shape set");
   }
+  if (problem.shape_sets_size() > kMaxShapeSets) {
+    return check.Error("shape_sets", absl::StrCat("more than ", kMaxShapeSets));
+  }
   std::set<std::string> set_names;
   for (int i = 0; i < problem.shape_sets_size(); ++i) {
     const v1::ShapeSet& set = problem.shape_sets(i);
@@ -193,6 +220,10 @@ absl::Status CheckShapeSets(const v1::Problem& problem, const Checker& check) {
       return check.Error(field, "duplicate shape set name");
     }
     if (set.shapes().empty()) return check.Error(field, "has no shapes");
+    if (set.shapes_size() > kMaxShapesPerSet) {
+      return check.Error(
+          field, absl::StrCat("more than ", kMaxShapesPerSet, " shapes"));
+    }
     if (set.time_budget_ms() < 0) {
       return check.Error(field, "time_budget_ms must be >= 0");
     }
@@ -209,13 +240,8 @@ absl::Status CheckShapeSets(const v1::Problem& problem, const Checker& check) {
       }
       absl::StatusOr<DimValues> dims = ShapeDims(problem, shape);
       if (!dims.ok()) return check.Error(shape_field, dims.status().message());
-      for (const v1::TensorSpec& tensor : problem.tensors()) {
-        absl::StatusOr<int64_t> elements = TensorElements(tensor, *dims);
-        if (!elements.ok()) {
-          return check.Error(shape_field,
-                             absl::StrCat("tensor '", tensor.name(),
-                                          "': ", elements.status().message()));
-        }
+      if (absl::Status s = CheckShapeFigures(problem, *dims); !s.ok()) {
+        return check.Error(shape_field, s.message());
       }
     }
   }
@@ -376,6 +402,11 @@ absl::Status ValidateProblem(const v1::Problem& problem) {
                          "may contain only letters, digits, '_', '-' and '.'");
     }
   }
+  // As requests name it (kMaxIdBytes), and never a path component.
+  if (problem.name().size() > 128 || problem.name()[0] == '.') {
+    return check.Error("name",
+                       "must be at most 128 bytes and not start with '.'");
+  }
   if (!IsIdentifier(problem.entry_point())) {
     return check.Error("entry_point", absl::StrCat("'", problem.entry_point(),
                                                    "' is not a C identifier"));
@@ -399,9 +430,10 @@ absl::Status ValidateProblem(const v1::Problem& problem) {
   RETURN_IF_ERROR(CheckDims(problem, check));
   RETURN_IF_ERROR(CheckTensors(problem, check));
   RETURN_IF_ERROR(CheckSignature(problem, check));
+  // The formula's syntax first: CheckShapeSets evaluates it at each shape.
+  RETURN_IF_ERROR(check.CheckExpr("flops", problem.flops()));
   RETURN_IF_ERROR(CheckShapeSets(problem, check));
   RETURN_IF_ERROR(CheckTolerance(problem, check));
-  RETURN_IF_ERROR(check.CheckExpr("flops", problem.flops()));
   if (problem.time_budget_ms() <= 0) {
     return check.Error("time_budget_ms", "must be positive");
   }

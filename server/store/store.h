@@ -33,7 +33,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "base/untrusted_input.h"  // IsValidUtf8, ScrubUtf8, used with the helpers below.
+#include "base/untrusted_input.h"  // IsValidUtf8, ScrubUtf8, FindNonUtf8Field.
 #include "google/protobuf/message.h"
 #include "kbench/v1/kbench.pb.h"
 #include "kbench/v1/report.pb.h"
@@ -287,10 +287,6 @@ class Store {
   absl::Status health_status_ ABSL_GUARDED_BY(health_mu_);
   bool health_checking_ ABSL_GUARDED_BY(health_mu_) = false;
 };
-
-// The full name of the first string field of `message` (depth first,
-// nested messages included) whose value is not UTF-8, or "" if none.
-std::string FindNonUtf8Field(const google::protobuf::Message& message);
 
 }  // namespace kbench
 
