@@ -2,7 +2,7 @@
 // compiled cubins (the persistent compile cache), sessions and their turns,
 // and sweeps. Implemented in store.cc (jobs), store_blobs.cc (sources,
 // compile cache), store_sessions.cc (sessions, turns), store_sweeps.cc
-// (sweeps), store_health.cc (CheckWritable), store_utf8.cc and retention.cc
+// (sweeps), store_health.cc (CheckWritable) and retention.cc
 // (Prune); the schema is in store_schema.h.
 //
 // A row that cannot be read back (a proto that does not parse, text that is
