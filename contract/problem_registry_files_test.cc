@@ -129,11 +129,12 @@ TEST(ProblemFilesTest, FormulasAreEvaluatedAtEveryShape) {
 }
 
 TEST(ProblemFilesTest, ANameIsAnIdNotAPath) {
-  for (const std::string& name : {std::string(".."), std::string(129, 'a')}) {
-    EXPECT_THAT(Refusal({{"name: \"row_mean_fp32\"",
-                          absl::StrCat("name: \"", name, "\"")}}),
-                HasSubstr("must be at most 128 bytes and not start with '.'"));
-  }
+  EXPECT_THAT(Refusal({{"name: \"row_mean_fp32\"", "name: \"..\""}}),
+              HasSubstr("name: must not start with '.'"));
+  EXPECT_THAT(
+      Refusal({{"name: \"row_mean_fp32\"",
+                absl::StrCat("name: \"", std::string(129, 'a'), "\"")}}),
+      HasSubstr("name is 129 bytes; at most 128"));
 }
 
 TEST(ProblemFilesTest, TooManyShapesAreRefused) {

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "base/untrusted_input.h"
 #include "contract/expr.h"
 #include "contract/holdout.h"
 #include "contract/problem_data.h"
@@ -28,7 +30,7 @@ constexpr double kMaxNormFloor = 1e3;
 // The largest dim value (kernels get dims as int), and how many dims,
 // tensors, shape sets and shapes per set a problem may have: every shape
 // is checked against every tensor at load.
-constexpr int64_t kMaxDimValue = 2147483647;
+constexpr int64_t kMaxDimValue = std::numeric_limits<int32_t>::max();
 constexpr int kMaxDims = 16;
 constexpr int kMaxTensors = 32;
 constexpr int kMaxShapeSets = 32;
@@ -402,10 +404,13 @@ absl::Status ValidateProblem(const v1::Problem& problem) {
                          "may contain only letters, digits, '_', '-' and '.'");
     }
   }
-  // As requests name it (kMaxIdBytes), and never a path component.
-  if (problem.name().size() > 128 || problem.name()[0] == '.') {
-    return check.Error("name",
-                       "must be at most 128 bytes and not start with '.'");
+  // Requests name a problem by the id rule (at most 128 bytes), and it is
+  // never a path component.
+  if (absl::Status s = ValidateSessionId(problem.name(), "name"); !s.ok()) {
+    return check.Error("name", s.message());
+  }
+  if (problem.name()[0] == '.') {
+    return check.Error("name", "must not start with '.'");
   }
   if (!IsIdentifier(problem.entry_point())) {
     return check.Error("entry_point", absl::StrCat("'", problem.entry_point(),
