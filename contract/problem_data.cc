@@ -121,23 +121,42 @@ absl::Status CheckInputs(const v1::Problem& p) {
   return absl::OkStatus();
 }
 
-absl::Status CheckStepShapes(const v1::Problem& p) {
-  const v1::Baseline& b = p.baseline();
+// `b` is the problem's baseline or its expert baseline, `what` its field
+// ("baseline", "expert").
+absl::Status CheckStepShapes(const v1::Problem& p, const v1::Baseline& b,
+                             absl::string_view what) {
+  const bool expert = what != "baseline";
+  if (b.steps().empty()) {
+    return Error(p, what,
+                 expert ? "an expert baseline needs at least one step: what "
+                          "an expert runs, timed beside the baseline"
+                        : "a golden-kernel problem needs a baseline with at "
+                          "least one step: what PyTorch eager runs, timed "
+                          "against the candidate");
+  }
+  if (b.name().empty() || b.name().size() > 200) {
+    return Error(p, absl::StrCat(what, ".name"),
+                 "one line of at most 200 characters saying what it stands "
+                 "for");
+  }
   if (b.steps_size() > kMaxBaselineSteps) {
-    return Error(p, "baseline.steps",
+    return Error(p, absl::StrCat(what, ".steps"),
                  absl::StrCat("more than ", kMaxBaselineSteps));
   }
   for (int i = 0; i < b.steps_size(); ++i) {
     const v1::BaselineStep& step = b.steps(i);
-    const std::string field = absl::StrCat("baseline.steps[", i, "]");
+    const std::string field = absl::StrCat(what, ".steps[", i, "]");
     if (step.step_case() == v1::BaselineStep::kLaunch) {
       if (!IsIdentifier(step.launch())) {
         return Error(p, field, "launch names no kernel");
       }
       if (b.file().empty()) {
         return Error(p, field,
-                     "a launch step needs the baseline's file (its kernels "
-                     "and `// @kb launch` lines)");
+                     absl::StrCat("a launch step needs the ",
+                                  expert ? "expert baseline" : "baseline",
+                                  "'s file (", what,
+                                  ".file: its kernels and `// @kb launch` "
+                                  "lines)"));
       }
       continue;
     }
@@ -341,10 +360,13 @@ absl::Status ValidateProblemData(const v1::Problem& p) {
   RETURN_IF_ERROR(CheckInputs(p));
   const bool golden = p.reference() == v1::REFERENCE_OP_GOLDEN_KERNEL;
   if (!golden) {
-    if (p.has_baseline() || p.check_cases_size() > 0) {
-      return Error(p, p.has_baseline() ? "baseline" : "check_cases",
+    if (p.has_baseline() || p.has_expert() || p.check_cases_size() > 0) {
+      return Error(p,
+                   p.has_baseline() ? "baseline"
+                   : p.has_expert() ? "expert"
+                                    : "check_cases",
                    "only a problem whose reference is its golden kernel "
-                   "has a baseline and check cases");
+                   "has a baseline, an expert baseline and check cases");
     }
     for (const v1::TensorSpec& t : p.tensors()) {
       if (t.dtype() == v1::DTYPE_INT32) {
@@ -354,18 +376,10 @@ absl::Status ValidateProblemData(const v1::Problem& p) {
     }
     return absl::OkStatus();
   }
-  if (p.baseline().steps().empty()) {
-    return Error(p, "baseline",
-                 "a golden-kernel problem needs a baseline with at least "
-                 "one step: what PyTorch eager runs, timed against the "
-                 "candidate");
+  RETURN_IF_ERROR(CheckStepShapes(p, p.baseline(), "baseline"));
+  if (p.has_expert()) {
+    RETURN_IF_ERROR(CheckStepShapes(p, p.expert(), "expert"));
   }
-  if (p.baseline().name().empty() || p.baseline().name().size() > 200) {
-    return Error(p, "baseline.name",
-                 "one line of at most 200 characters saying what it stands "
-                 "for");
-  }
-  RETURN_IF_ERROR(CheckStepShapes(p));
   if (p.check_cases().empty()) {
     return Error(p, "check_cases",
                  "a golden-kernel problem needs at least one check case: "
@@ -377,6 +391,12 @@ absl::Status ValidateProblemData(const v1::Problem& p) {
 
 absl::Status ValidateBaselineSteps(const v1::Problem& p,
                                    const v1::LaunchPlan* file_plan) {
+  return ValidateBaselineSteps(p, p.baseline(), "baseline", file_plan);
+}
+
+absl::Status ValidateBaselineSteps(const v1::Problem& p, const v1::Baseline& b,
+                                   absl::string_view what,
+                                   const v1::LaunchPlan* file_plan) {
   std::set<std::string> workspaces;
   if (file_plan != nullptr) {
     for (const v1::WorkspaceSpec& w : file_plan->workspaces()) {
@@ -385,9 +405,9 @@ absl::Status ValidateBaselineSteps(const v1::Problem& p,
   }
   int next_launch = 0;
   const int launches = file_plan ? file_plan->launches_size() : 0;
-  for (int i = 0; i < p.baseline().steps_size(); ++i) {
-    const v1::BaselineStep& step = p.baseline().steps(i);
-    const std::string field = absl::StrCat("baseline.steps[", i, "]");
+  for (int i = 0; i < b.steps_size(); ++i) {
+    const v1::BaselineStep& step = b.steps(i);
+    const std::string field = absl::StrCat(what, ".steps[", i, "]");
     if (step.step_case() == v1::BaselineStep::kLaunch) {
       if (next_launch >= launches ||
           file_plan->launches(next_launch).entry() != step.launch()) {
@@ -414,7 +434,8 @@ absl::Status ValidateBaselineSteps(const v1::Problem& p,
         return Error(p, field,
                      absl::StrCat("'", *name,
                                   "' is neither a tensor of the problem nor a "
-                                  "workspace of the baseline's file"));
+                                  "workspace of the ",
+                                  what, "'s file"));
       }
       if (name == &m.d() && t != nullptr &&
           t->role() == v1::TENSOR_ROLE_INPUT) {
@@ -429,7 +450,7 @@ absl::Status ValidateBaselineSteps(const v1::Problem& p,
   }
   if (next_launch != launches) {
     return Error(
-        p, "baseline.steps",
+        p, absl::StrCat(what, ".steps"),
         absl::StrCat("the file's launch ", next_launch + 1, " ('",
                      file_plan->launches(next_launch).entry(), "', line ",
                      file_plan->launches(next_launch).line(),

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "contract/expr.h"
 #include "kbench/v1/problem.pb.h"
 #include "kbench/v1/report.pb.h"
@@ -37,6 +38,12 @@ absl::Status ValidateProblemData(const v1::Problem& problem);
 // file, it writes an output or a workspace, never an input, and its
 // operands share one element type (fp32, bf16 or fp16).
 absl::Status ValidateBaselineSteps(const v1::Problem& problem,
+                                   const v1::LaunchPlan* file_plan);
+// The same for `baseline`, the problem's baseline or its expert baseline,
+// named `what` ("baseline", "expert") in messages.
+absl::Status ValidateBaselineSteps(const v1::Problem& problem,
+                                   const v1::Baseline& baseline,
+                                   absl::string_view what,
                                    const v1::LaunchPlan* file_plan);
 
 // The element type a matmul step computes in: its tensor operands' (one

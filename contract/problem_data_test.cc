@@ -233,6 +233,53 @@ TEST_F(ProblemDataTest, LaunchStepsTakeTheFilesLaunchesInOrder) {
               HasSubstr("there is none left"));
 }
 
+// An expert baseline is optional and checked as the baseline is, its
+// fields named `expert` in messages.
+TEST_F(ProblemDataTest, AnExpertBaselineIsCheckedAsTheBaselineIs) {
+  v1::Problem p = problem_;
+  v1::Baseline* e = p.mutable_expert();
+  e->set_name("one fused kernel");
+  e->set_file("expert.cu");
+  e->add_steps()->set_launch("fused_gather_sum");
+  EXPECT_TRUE(ValidateProblemData(p).ok()) << ValidateProblemData(p);
+  v1::LaunchPlan plan;
+  plan.add_launches()->set_entry("fused_gather_sum");
+  EXPECT_TRUE(ValidateBaselineSteps(p, p.expert(), "expert", &plan).ok());
+  // The baseline's file does not stand in for the expert's.
+  const v1::LaunchPlan baseline_plan = FilePlan();
+  EXPECT_THAT(
+      ValidateBaselineSteps(p, p.expert(), "expert", &baseline_plan).message(),
+      HasSubstr("expert.steps[0]: launch 'fused_gather_sum' is not the "
+                "file's next `// @kb launch` line (that launches "
+                "'gather_rows')"));
+  EXPECT_THAT(ValidateBaselineSteps(p, p.expert(), "expert", nullptr).message(),
+              HasSubstr("expert.steps[0]"));
+  v1::Problem q = p;
+  q.mutable_expert()->clear_file();
+  EXPECT_THAT(ValidateProblemData(q).message(),
+              HasSubstr("expert.steps[0]: a launch step needs the expert "
+                        "baseline's file"));
+  q = p;
+  q.mutable_expert()->clear_steps();
+  EXPECT_THAT(ValidateProblemData(q).message(),
+              HasSubstr("expert: an expert baseline needs at least one step"));
+  q = p;
+  q.mutable_expert()->clear_name();
+  EXPECT_THAT(ValidateProblemData(q).message(),
+              HasSubstr("expert.name: one line"));
+  q = p;
+  q.mutable_expert()->mutable_steps(0)->mutable_matmul()->set_a("x");
+  EXPECT_THAT(ValidateProblemData(q).message(),
+              HasSubstr("expert.steps[0]: matmul.b names no tensor"));
+  q = p;
+  q.set_reference(v1::REFERENCE_OP_GATHER_LINEAR);
+  q.clear_baseline();
+  q.clear_check_cases();
+  EXPECT_THAT(ValidateProblemData(q).message(),
+              HasSubstr("expert: only a problem whose reference is its golden "
+                        "kernel has a baseline, an expert baseline"));
+}
+
 TEST_F(ProblemDataTest, CheckCasesHoldEveryValueExactly) {
   auto values = [](v1::Problem* p, int which) {
     return p->mutable_check_cases(0)->mutable_inputs(which)->mutable_values();

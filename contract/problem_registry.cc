@@ -200,8 +200,10 @@ absl::Status ValidateWithKernels(const v1::Problem& problem) {
       {"example kernel", problem.example_kernel(), problem.example_source()},
       {"golden kernel", problem.golden().file(), problem.golden().source()},
       {"baseline kernel", problem.baseline().file(),
-       problem.baseline().source()}};
-  std::optional<v1::LaunchPlan> baseline_plan;
+       problem.baseline().source()},
+      {"expert baseline kernel", problem.expert().file(),
+       problem.expert().source()}};
+  std::optional<v1::LaunchPlan> baseline_plan, expert_plan;
   for (const Kernel& k : kernels) {
     if (k.source.empty()) continue;
     absl::StatusOr<v1::LaunchPlan> plan = ParseLaunchPlan(k.source);
@@ -213,10 +215,16 @@ absl::Status ValidateWithKernels(const v1::Problem& problem) {
                        "': ", status.message()));
     }
     if (&k.source == &problem.baseline().source()) baseline_plan = *plan;
+    if (&k.source == &problem.expert().source()) expert_plan = *plan;
   }
   if (problem.reference() == v1::REFERENCE_OP_GOLDEN_KERNEL) {
-    return ValidateBaselineSteps(problem,
-                                 baseline_plan ? &*baseline_plan : nullptr);
+    RETURN_IF_ERROR(ValidateBaselineSteps(
+        problem, baseline_plan ? &*baseline_plan : nullptr));
+    if (problem.has_expert()) {
+      RETURN_IF_ERROR(
+          ValidateBaselineSteps(problem, problem.expert(), "expert",
+                                expert_plan ? &*expert_plan : nullptr));
+    }
   }
   return absl::OkStatus();
 }
@@ -304,12 +312,13 @@ absl::StatusOr<v1::Problem> ProblemRegistry::ParseProblem(
     return absl::InvalidArgumentError(errors.Joined());
   }
   if (!problem.example_source().empty() || !problem.golden().source().empty() ||
-      !problem.baseline().source().empty()) {
+      !problem.baseline().source().empty() ||
+      !problem.expert().source().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         shown,
-        ": example_source, golden.source and baseline.source are filled in "
-        "by the registry; name the files in example_kernel, golden.file "
-        "and baseline.file"));
+        ": example_source, golden.source, baseline.source and expert.source "
+        "are filled in by the registry; name the files in example_kernel, "
+        "golden.file, baseline.file and expert.file"));
   }
   if (!problem.example_kernel().empty()) {
     ASSIGN_OR_RETURN(*problem.mutable_example_source(),
@@ -322,6 +331,10 @@ absl::StatusOr<v1::Problem> ProblemRegistry::ParseProblem(
   if (!problem.baseline().file().empty()) {
     ASSIGN_OR_RETURN(*problem.mutable_baseline()->mutable_source(),
                      read_kernel("baseline.file", problem.baseline().file()));
+  }
+  if (!problem.expert().file().empty()) {
+    ASSIGN_OR_RETURN(*problem.mutable_expert()->mutable_source(),
+                     read_kernel("expert.file", problem.expert().file()));
   }
   // Every string goes into replies (ListProblems) and jobs, which must be
   // UTF-8; one bad title broke ListProblems for every client and every job

@@ -12,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "contract/problem_util.h"
 #include "contract/registry_fixtures.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -61,6 +62,20 @@ TEST(ProblemRegistryTest, LoadsShippedProblems) {
   }
   EXPECT_EQ((*registry)->ListSuite("core")->size(), 8u);
   EXPECT_EQ((*registry)->ListSuite("collectives")->size(), 5u);
+  // Two problems declare an expert baseline: one fused kernel each, read
+  // from its file; the public view names it without its source.
+  for (const char* name : {"rmsnorm_fp32", "allreduce_residual_rmsnorm_fp32"}) {
+    const v1::Problem* p = *(*registry)->Find(name);
+    ASSERT_TRUE(p->has_expert()) << name;
+    EXPECT_EQ(p->expert().steps_size(), 1) << name;
+    EXPECT_EQ(p->expert().source(),
+              ReadText(std::string(KBENCH_SOURCE_DIR) + "/kernels/problems/" +
+                       name + "/expert.cu"));
+    const v1::Problem view = PublicView(*p);
+    EXPECT_EQ(view.expert().name(), p->expert().name());
+    EXPECT_TRUE(view.expert().source().empty());
+  }
+  EXPECT_FALSE(PublicView(**(*registry)->Find("row_sum_fp32")).has_expert());
   problems = {*(*registry)->Find("gather_linear_bf16"),
               *(*registry)->Find("gather_linear_fp32")};
   EXPECT_EQ(problems[1]->example_source(),
@@ -247,6 +262,31 @@ TEST(ProblemRegistryTest, ABrokenFolderIsRefusedAndTheOthersLoad) {
   fs::create_directories(tree.problems() / "empty");
   EXPECT_THAT(RefusedError(tree.problems(), "empty/problem.textproto"),
               HasSubstr("cannot read"));
+}
+
+// An expert baseline's file is read and its plan checked as the
+// baseline's are; a broken one refuses the problem, naming the file.
+TEST(ProblemRegistryTest, ABrokenExpertBaselineIsRefused) {
+  TempTree tree;
+  tree.CopyShipped();
+  const fs::path rms = tree.problems() / "rmsnorm_fp32";
+  WriteText(rms / "expert.cu",
+            "// @kb launch expert_rmsnorm_fused grid(R) block(256) "
+            "args(x, gamma, y, R, N)\n"
+            "extern \"C\" __global__ void expert_rmsnorm_fused() {}\n");
+  EXPECT_THAT(RefusedError(tree.problems(), "rmsnorm_fp32/problem.textproto"),
+              AllOf(HasSubstr("expert baseline kernel 'expert.cu': line 1:"),
+                    HasSubstr("'N'")));
+  // A step that is not the file's launch.
+  WriteText(rms / "expert.cu",
+            "// @kb launch other grid(R) block(256) args(x, gamma, y, R, C)\n"
+            "extern \"C\" __global__ void other() {}\n");
+  EXPECT_THAT(RefusedError(tree.problems(), "rmsnorm_fp32/problem.textproto"),
+              HasSubstr("expert.steps[0]: launch 'expert_rmsnorm_fused' is "
+                        "not the file's next `// @kb launch` line"));
+  fs::remove(rms / "expert.cu");
+  EXPECT_THAT(RefusedError(tree.problems(), "rmsnorm_fp32/problem.textproto"),
+              HasSubstr("expert.file 'expert.cu': not found"));
 }
 
 TEST(ProblemRegistryTest, TheGoldenMatchesTheReferenceKind) {

@@ -284,6 +284,8 @@ v1::Problem PublicView(const v1::Problem& problem) {
   if (view.golden().file().empty()) view.clear_golden();
   view.mutable_baseline()->clear_source();
   if (!problem.has_baseline()) view.clear_baseline();
+  view.mutable_expert()->clear_source();
+  if (!problem.has_expert()) view.clear_expert();
   return view;
 }
 

@@ -163,24 +163,26 @@ void AppendTimingBases(const v1::TimingReport& t, std::string* out) {
     std::string name;
     const v1::Stats& kernel;
     const v1::Stats& reference;
+    const v1::Stats& expert;
   };
   const Basis bases[] = {
       {v1::TIMING_BASIS_GPU_TIME,
        "GPU time (CUPTI, the GPU taking the first launch to the last "
        "kernel's end; ncu's gpu__time_duration)",
-       t.kernel_gpu(), t.reference_gpu()},
+       t.kernel_gpu(), t.reference_gpu(), t.expert_gpu()},
       {v1::TIMING_BASIS_EVENTS, "events around each run (launches included)",
-       t.kernel(), t.reference()},
+       t.kernel(), t.reference(), t.expert()},
       {v1::TIMING_BASIS_GRAPH,
        absl::StrCat("CUDA graph replay, steady state (", t.graph_runs(),
                     " runs per replay)"),
-       t.kernel_graph(), t.reference_graph()}};
+       t.kernel_graph(), t.reference_graph(), t.expert_graph()}};
   bool any = false;
+  const bool expert = t.expert().n() > 0;
   for (const Basis& b : bases) {
     if (b.kernel.n() == 0) continue;
     if (!any) {
-      absl::StrAppend(out,
-                      "  time per run on each basis, kernel / reference:\n");
+      absl::StrAppend(out, "  time per run on each basis, kernel / reference",
+                      expert ? " (its ratio) / expert baseline" : "", ":\n");
     }
     any = true;
     const double ratio = b.reference.n() > 0 && b.kernel.median_us() > 0
@@ -190,6 +192,10 @@ void AppendTimingBases(const v1::TimingReport& t, std::string* out) {
         out, "    ", b.name, ": ", FormatDuration(b.kernel.median_us()), " / ",
         b.reference.n() > 0 ? FormatDuration(b.reference.median_us()) : "-",
         ratio > 0 ? absl::StrFormat(", %.2fx", ratio) : std::string(),
+        !expert ? std::string()
+        : b.expert.n() > 0
+            ? absl::StrCat(" / ", FormatDuration(b.expert.median_us()))
+            : std::string(" / -"),
         b.basis == t.speedup_basis() ? "  <- speedup" : "", "\n");
   }
 }
@@ -226,6 +232,21 @@ void AppendTiming(const v1::TimingReport& t, std::string* out) {
     }
   } else {
     absl::StrAppend(out, "  speedup: n/a\n");
+  }
+  if (t.has_expert()) {
+    // Where the kernel stands between what PyTorch does and what an
+    // expert does.
+    absl::StrAppend(out, "  expert baseline (", t.expert_name(), ", ",
+                    Count(t.expert_launches(), "launch", "launches"),
+                    "): ", FormatStats(t.expert()), "\n");
+    const double e = t.speedup_vs_expert();
+    if (e > 0 && std::isfinite(e)) {
+      absl::StrAppend(
+          out, e >= 1
+                   ? absl::StrFormat("  against it: %.2fx faster%s\n", e, basis)
+                   : absl::StrFormat("  against it: %.2fx — %.2fx slower%s\n",
+                                     e, 1.0 / e, basis));
+    }
   }
   AppendTimingBases(t, out);
   absl::StrAppend(out, "  launches: ", t.kernel_launches(), " vs ",

@@ -165,6 +165,28 @@ TEST(ReportTextTest, SlowerThanReference) {
   EXPECT_THAT(text, HasSubstr("  L2: hot"));
 }
 
+// A problem with an expert baseline: its time, and where the kernel stands
+// against it on the speedup's basis, beside the reference.
+TEST(ReportTextTest, TheExpertBaselineIsShownBesideTheReference) {
+  v1::Job job = PassedSubmitJob();
+  v1::TimingReport* t = job.mutable_result()->mutable_timing();
+  EXPECT_THAT(FormatJob(job), Not(HasSubstr("expert")));
+  t->set_expert_name("fused RMSNorm");
+  t->set_expert_launches(1);
+  t->mutable_expert()->set_median_us(18.4);
+  t->mutable_expert()->set_n(200);
+  t->set_speedup_vs_expert(1.5);
+  std::string text = FormatJob(job);
+  EXPECT_THAT(text, HasSubstr("  expert baseline (fused RMSNorm, 1 launch): "
+                              "median 18.4 us"));
+  EXPECT_THAT(text, HasSubstr("  against it: 1.50x faster\n"));
+  EXPECT_THAT(text, HasSubstr("kernel / reference (its ratio) / expert "
+                              "baseline:\n"));
+  t->set_speedup_vs_expert(0.5);
+  text = FormatJob(job);
+  EXPECT_THAT(text, HasSubstr("  against it: 0.50x — 2.00x slower\n"));
+}
+
 TEST(ReportTextTest, FailedCorrectnessShowsFailingTrialAndMismatch) {
   v1::Job job = PassedSubmitJob();
   job.set_kind(v1::JOB_KIND_CORRECTNESS);

@@ -68,22 +68,26 @@ echo "== ncu: gpu__time_duration of every launch (a second kbd)"
 # every child process, and in the kbcompile jail its injected launcher
 # hangs, so the jailed compiler's start-up check hit its 30 s limit and kbd
 # refused to start (H200, 2026-12-04).
-# CUDA graphs are profiled whole (--graph-profiling graph), not node by
-# node: the graph basis replays each plan 9 times in graphs of up to 100
-# runs (tens at the default shape, cold), each run 1 + 3 kernels, so per
-# node one submit profiles hundreds more kernels (graph nodes), at about
-# 0.57 s each under ncu. Per node, a default-shape submit did not finish
-# in 7 minutes (757 launches profiled) and the medium one never started
-# (H200, 2026-12-05).
+# The runner skips the graph basis when a tool holds CUPTI: ncu profiles
+# every kernel node of every replay on its own (9 replays of graphs of up
+# to 100 runs), at about 0.57 s each, and a default-shape submit did not
+# finish in 7 minutes (H200, 2026-12-05). The one run with ncu's
+# --graph-profiling graph instead profiled no graph, and every kernel's
+# gpu__time_duration in it read 200-300 us longer than the same kernel's
+# time without ncu (H100, 2026-12-05: 1,415 us for a kernel of 1,139 us,
+# 272 us for a concat of under 10 us); why is not known, so it is not used.
+# Sampling stops after 20 s (--timing-max-time-ms): under ncu a sample of
+# kernel and reference takes about 2 s, and ten or more launches of each are
+# enough for a median.
 # The launches compared below are the plain ones (check and sampled runs).
 if command -v ncu > /dev/null; then
   ncu --target-processes all --kernel-name-base demangled \
-    --graph-profiling graph \
     -k 'regex:gather_linear|GatherKernel|BroadcastRows|cutlass|splitK|gemm|xmma' \
     --metrics gpu__time_duration.sum --clock-control none --csv \
     --log-file "$out/ncu.csv" \
     "$bundle/bin/kbd" --listen 127.0.0.1:50061 --http-listen off \
     --local-worker=1 --data-dir "$work/ncu-kbd" --budget-scale 50 \
+    --timing-max-time-ms 20000 \
     --compile-sandbox=false --trust-host-compiles > "$work/ncu-kbd.log" 2>&1 &
   ncu_pid=$!
   for _ in $(seq 60); do

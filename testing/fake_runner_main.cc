@@ -274,6 +274,17 @@ v1::JobResult PassResult(const v1::RunnerJob& job) {
     timing->set_kernel_launches(1);
     timing->set_reference_launches(2);
     timing->set_reference_name("fake reference (tests only)");
+    if (job.problem().has_expert()) {
+      // An expert baseline at 12 us (events), 9.6 us (GPU time).
+      timing->set_expert_name(job.problem().expert().name());
+      timing->set_expert_launches(1);
+      *timing->mutable_expert() = FakeStats(12.0);
+      timing->set_speedup_vs_expert(12.0 / kernel_median);
+      if (timing->kernel_gpu().n() > 0) {
+        *timing->mutable_expert_gpu() = FakeStats(9.6);
+        timing->set_speedup_vs_expert(9.6 / (0.8 * kernel_median));
+      }
+    }
     timing->set_l2_flushed(!job.timing_hot_l2());
     timing->set_stop_reason("fake runner: fixed 10 samples");
     timing->set_wall_ms(1.0);

@@ -170,19 +170,19 @@ absl::Status CopyOutputs(const TensorSet& tensors, cudaStream_t stream,
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::Status CompareOutputs(
+// CompareOutputs, reading each output from `source(output)` (null: none).
+absl::Status CompareOutputsFrom(
     const v1::Problem& problem, const TensorSet& tensors,
     const std::map<std::string, std::vector<double>>& golden,
-    cudaStream_t stream, v1::TrialResult* trial, ReferenceOp* read_from) {
+    cudaStream_t stream, v1::TrialResult* trial,
+    const std::function<const TensorSet::Tensor*(const TensorSet::Tensor&)>&
+        source) {
   std::vector<double> host;
   return JudgeOutputs(
       problem, tensors,
       [&](const TensorSet::Tensor& t)
           -> absl::StatusOr<std::optional<OutputErrors>> {
-        const TensorSet::Tensor* src =
-            read_from ? read_from->EagerOutput(t.spec->name()) : &t;
+        const TensorSet::Tensor* src = source(t);
         if (src == nullptr) return std::nullopt;
         RETURN_IF_ERROR(tensors.ReadAsDouble(*src, stream, &host));
         auto it = golden.find(t.spec->name());
@@ -194,6 +194,29 @@ absl::Status CompareOutputs(
                                 problem.tolerance());
       },
       trial);
+}
+
+}  // namespace
+
+absl::Status CompareOutputs(
+    const v1::Problem& problem, const TensorSet& tensors,
+    const std::map<std::string, std::vector<double>>& golden,
+    cudaStream_t stream, v1::TrialResult* trial, ReferenceOp* read_from) {
+  return CompareOutputsFrom(
+      problem, tensors, golden, stream, trial,
+      [read_from](const TensorSet::Tensor& t) {
+        return read_from ? read_from->EagerOutput(t.spec->name()) : &t;
+      });
+}
+
+absl::Status CompareOutputs(
+    const v1::Problem& problem, const TensorSet& tensors,
+    const std::map<std::string, std::vector<double>>& golden,
+    cudaStream_t stream, v1::TrialResult* trial, EagerPipeline* read_from) {
+  return CompareOutputsFrom(problem, tensors, golden, stream, trial,
+                            [read_from](const TensorSet::Tensor& t) {
+                              return read_from->Output(t.spec->name());
+                            });
 }
 
 absl::Status CorrectnessChecker::RunOnce(BoundPlan* bound, TensorSet* tensors,

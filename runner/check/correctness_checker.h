@@ -49,6 +49,11 @@ absl::Status CompareOutputs(
     const std::map<std::string, std::vector<double>>& golden,
     cudaStream_t stream, v1::TrialResult* trial,
     ReferenceOp* read_from = nullptr);
+// The same for the outputs of `read_from`, an expert baseline.
+absl::Status CompareOutputs(
+    const v1::Problem& problem, const TensorSet& tensors,
+    const std::map<std::string, std::vector<double>>& golden,
+    cudaStream_t stream, v1::TrialResult* trial, EagerPipeline* read_from);
 
 class CorrectnessChecker {
  public:

@@ -26,9 +26,9 @@ absl::Status ProblemCheck::Check(const v1::RunnerJob& job,
   // dims) would otherwise come out in any order, and every job's copy of
   // the problem would miss the cache.
   const std::hash<std::string> hash;
-  const std::string key =
-      absl::StrCat(problem.name(), ":", ProtoDigest(problem), ":",
-                   hash(job.golden_cubin()), ":", hash(job.baseline_cubin()));
+  const std::string key = absl::StrCat(
+      problem.name(), ":", ProtoDigest(problem), ":", hash(job.golden_cubin()),
+      ":", hash(job.baseline_cubin()), ":", hash(job.expert_cubin()));
   auto it = done_.find(key);
   if (it != done_.end()) return it->second;
   absl::Status s = Run(job, reference);
@@ -98,14 +98,28 @@ absl::Status ProblemCheck::Run(const v1::RunnerJob& job,
   v1::TrialResult trial;
   RETURN_IF_ERROR(
       CompareOutputs(problem, tensors, golden, s, &trial, reference));
-  if (!trial.passed()) {
+  auto disagrees = [&](const char* what, const std::string& name) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "its baseline (%s) disagrees with its golden kernel at %s/%s: %d of "
+        "its %s (%s) disagrees with its golden kernel at %s/%s: %d of "
         "%d outputs outside tolerance (max abs error %.3g, rel-norm error "
         "%.3g, %d NaN or unwritten)",
-        problem.baseline().name(), set->name(), set->shapes(0).name(),
-        trial.mismatches(), trial.elements(), trial.max_abs_error(),
-        trial.rel_norm_error(), trial.nan_count()));
+        what, name, set->name(), set->shapes(0).name(), trial.mismatches(),
+        trial.elements(), trial.max_abs_error(), trial.rel_norm_error(),
+        trial.nan_count()));
+  };
+  if (!trial.passed()) return disagrees("baseline", problem.baseline().name());
+  // The expert baseline likewise, on the same inputs.
+  if (EagerPipeline* expert = reference->Expert()) {
+    RETURN_IF_ERROR(expert->Prepare(tensors));
+    RETURN_IF_ERROR(expert->Run());
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s),
+                         "running the expert baseline");
+    trial.Clear();
+    RETURN_IF_ERROR(
+        CompareOutputs(problem, tensors, golden, s, &trial, expert));
+    if (!trial.passed()) {
+      return disagrees("expert baseline", problem.expert().name());
+    }
   }
   return absl::OkStatus();
 }

@@ -3,8 +3,9 @@
 //  - its golden reproduces every check case, whose outputs were computed
 //    off-line in fp64 (so the golden is checked against an independent
 //    computation);
-//  - its baseline agrees with its golden within the problem's tolerance at
-//    the first shape of its default set.
+//  - its baseline, and its expert baseline when it has one, agree with its
+//    golden within the problem's tolerance at the first shape of its
+//    default set.
 // (That an all-zero and a constant output fail is checked on every shape
 // by the CorrectnessChecker.) A problem that fails is refused for every
 // job, with why; the outcome is kept per problem and kernels' digest.

@@ -82,6 +82,11 @@ void SetSpeedups(v1::TimingReport* t) {
     t->set_speedup_basis(v1::TIMING_BASIS_EVENTS);
     t->set_speedup(t->speedup_events());
   }
+  // Against the expert baseline on the same basis (0 when it has none, or
+  // none on that basis).
+  t->set_speedup_vs_expert(t->speedup_basis() == v1::TIMING_BASIS_GPU_TIME
+                               ? Ratio(t->expert_gpu(), t->kernel_gpu())
+                               : Ratio(t->expert(), t->kernel()));
 }
 
 absl::Status SanityVerdict(const OutputErrors& zero,

@@ -43,7 +43,8 @@ std::string DescribeRunDiff(const RunDiff& diff, int64_t n,
 
 // Sets speedup_events, speedup_gpu and speedup_graph from `t`'s medians
 // (0 where a side was not measured), and `speedup` and `speedup_basis`: GPU
-// time (CUPTI) when both sides have it, else events.
+// time (CUPTI) when both sides have it, else events; and
+// speedup_vs_expert on that basis (0 without an expert baseline).
 void SetSpeedups(v1::TimingReport* t);
 
 // The sanity check of a problem's comparison on one shape: an all-zero

@@ -164,6 +164,16 @@ TEST(RunChecksTest, SpeedupIsOnGpuTimeWhenBothSidesHaveIt) {
   EXPECT_DOUBLE_EQ(t.speedup(), 6.0 / 9.0);
   EXPECT_DOUBLE_EQ(t.speedup_events(), 1.25);
   EXPECT_DOUBLE_EQ(t.speedup_graph(), 0.5);
+  EXPECT_DOUBLE_EQ(t.speedup_vs_expert(), 0);  // No expert baseline.
+  // Against the expert on the speedup's basis: GPU time, not events.
+  *t.mutable_expert() = Median(3);
+  *t.mutable_expert_gpu() = Median(4.5);
+  SetSpeedups(&t);
+  EXPECT_DOUBLE_EQ(t.speedup_vs_expert(), 0.5);
+  t.clear_kernel_gpu();  // Events then, for both ratios.
+  SetSpeedups(&t);
+  EXPECT_EQ(t.speedup_basis(), v1::TIMING_BASIS_EVENTS);
+  EXPECT_DOUBLE_EQ(t.speedup_vs_expert(), 3.0 / 12.0);
 }
 
 // One element is its own mean: no tolerance can reject the constant, so

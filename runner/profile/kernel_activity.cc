@@ -76,6 +76,7 @@ absl::Status KernelActivity::Start() {
   // CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED instead: either way the
   // caller goes on without kernel times.
   if (std::getenv("CUDA_INJECTION64_PATH") != nullptr) {
+    tool_attached_ = true;
     return absl::UnavailableError(
         "a CUDA tool is attached to the runner (CUDA_INJECTION64_PATH is "
         "set), so CUPTI's kernel activity is left to it");
@@ -84,6 +85,8 @@ absl::Status KernelActivity::Start() {
       cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
   if (absl::Status s = CuptiStatus(registered, "CUPTI registering buffers");
       !s.ok()) {
+    tool_attached_ =
+        registered == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
     return s;
   }
   {

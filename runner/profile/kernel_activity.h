@@ -55,9 +55,13 @@ class KernelActivity {
   absl::StatusOr<std::vector<Record>> Stop();
   // Records CUPTI reported dropped between Start and the last Stop.
   size_t dropped() const { return dropped_; }
+  // After a failed Start: whether it failed because a CUDA tool (Nsight
+  // Compute, say) holds CUPTI.
+  bool tool_attached() const { return tool_attached_; }
 
  private:
   bool started_ = false;
+  bool tool_attached_ = false;
   size_t dropped_ = 0;
 };
 

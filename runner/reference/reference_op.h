@@ -26,6 +26,31 @@
 
 namespace kbench {
 
+// A pipeline timed beside the candidate: what a PyTorch user or an expert
+// runs, in the problem's dtype, writing outputs of its own. A problem's
+// expert baseline is one (ReferenceOp::Expert); the reference's own eager
+// pipeline has the same operations under ReferenceOp's Eager* names.
+class EagerPipeline {
+ public:
+  virtual ~EagerPipeline() = default;
+  // Prepares for the shape of `tensors` (outputs, workspaces, cuBLASLt
+  // algorithm choice); the pipeline reads the inputs of `tensors`.
+  virtual absl::Status Prepare(const TensorSet& tensors) = 0;
+  // Enqueues one run on the context's stream; no sync.
+  virtual absl::Status Run() = 0;
+  // Its output buffer for `name` (valid after Prepare), to check it
+  // against the golden result.
+  virtual const TensorSet::Tensor* Output(const std::string& name) = 0;
+  // Kernels and memsets one Run launches, counted by capturing it into a
+  // CUDA graph; of those, the kernels (what CUPTI's records of a run hold).
+  virtual int Launches() = 0;
+  virtual int Kernels() = 0;
+  // One line saying what it is.
+  virtual std::string Name() const = 0;
+  // Device memory it allocates beyond the problem's tensors, after Prepare.
+  virtual int64_t ScratchBytes() const = 0;
+};
+
 class ReferenceOp {
  public:
   virtual ~ReferenceOp() = default;
@@ -61,6 +86,9 @@ class ReferenceOp {
   // Device memory the eager pipeline allocates beyond the problem's tensors
   // (intermediates, library workspace), after PrepareEager.
   virtual int64_t EagerScratchBytes() const = 0;
+  // The problem's expert baseline, timed beside the eager pipeline; null
+  // when the problem declares none. Owned by this.
+  virtual EagerPipeline* Expert() { return nullptr; }
 };
 
 // The implementation for `problem.reference()`; Unimplemented for an op

@@ -69,55 +69,69 @@ void AddGpuTimeNote(v1::TimingReport* timing, absl::string_view why) {
   absl::StrAppend(note, note->empty() ? "" : "; ", why);
 }
 
-// The kernel's and the reference's run spans in `records`, which hold the
-// runs of `order` (0: kernel, 1: reference), warm-up runs first: by
-// position (ScheduledSpansUs), else, where the records do not add up, by
-// name (RecordSplit). A side that neither finds gets a note naming
-// `basis` ("GPU time", "graph time") and both reasons.
-void SplitSpans(const std::vector<KernelActivity::Record>& records,
-                const std::vector<int>& order, const ConcretePlan& plan,
-                int eager_kernels, int skip_runs, bool from_submitted,
-                absl::string_view basis, v1::TimingReport* timing,
-                std::vector<double>* k_us, std::vector<double>* r_us) {
+// Workload names in notes: the kernel, the reference, the expert baseline.
+constexpr const char* kSides[] = {"kernel", "reference", "expert"};
+
+// The run spans in `records` of each workload of `order` (0: kernel, 1:
+// reference, 2: the expert baseline when it is timed), warm-up runs first,
+// `eager_kernels` the kernels per run of the workloads after the kernel:
+// by position (ScheduledSpansUs), else, where the records do not add up
+// and only kernel and reference ran, by name (RecordSplit: a baseline and
+// an expert baseline cannot be told apart by name). A workload that
+// neither finds gets an empty vector and a note naming `basis` ("GPU
+// time", "graph time") and the reasons.
+std::vector<std::vector<double>> SplitSpans(
+    const std::vector<KernelActivity::Record>& records,
+    const std::vector<int>& order, const ConcretePlan& plan,
+    const std::vector<int>& eager_kernels, int skip_runs, bool from_submitted,
+    absl::string_view basis, v1::TimingReport* timing) {
   const int launches = static_cast<int>(plan.launches.size());
+  std::vector<int> per_run = {launches};
+  per_run.insert(per_run.end(), eager_kernels.begin(), eager_kernels.end());
   std::string by_position;
-  std::vector<std::vector<double>> spans =
-      ScheduledSpansUs(records, order, {launches, eager_kernels}, skip_runs,
-                       from_submitted, &by_position);
-  *k_us = std::move(spans[0]);
-  *r_us = std::move(spans[1]);
-  if (!k_us->empty() && !r_us->empty()) return;
+  std::vector<std::vector<double>> spans = ScheduledSpansUs(
+      records, order, per_run, skip_runs, from_submitted, &by_position);
+  if (std::none_of(spans.begin(), spans.end(),
+                   [](const std::vector<double>& v) { return v.empty(); })) {
+    return spans;
+  }
+  if (per_run.size() != 2) {
+    for (size_t w = 0; w < spans.size(); ++w) {
+      if (!spans[w].empty()) continue;
+      AddGpuTimeNote(timing, absl::StrCat("no ", kSides[w], " ", basis,
+                                          ": by position, ", by_position));
+    }
+    return spans;
+  }
   spdlog::info("{} by position: {}; trying by name", std::string(basis),
                by_position);
   const RecordSplit split(plan);
-  const auto is_kernel = split.Kernel();
-  const auto is_reference = split.Reference();
-  *k_us = RunSpansUs(records, is_kernel, launches, skip_runs, from_submitted);
-  *r_us = RunSpansUs(records, is_reference, eager_kernels, skip_runs,
-                     from_submitted);
-  if (k_us->empty()) {
-    AddGpuTimeNote(timing, absl::StrCat("no kernel ", basis, ": by position, ",
-                                        by_position, "; by name, ",
-                                        NoRunsReason(records, is_kernel,
-                                                     launches, skip_runs)));
+  const std::function<bool(const std::string&)> keep[] = {split.Kernel(),
+                                                          split.Reference()};
+  for (int w = 0; w < 2; ++w) {
+    spans[w] =
+        RunSpansUs(records, keep[w], per_run[w], skip_runs, from_submitted);
+    if (spans[w].empty()) {
+      AddGpuTimeNote(
+          timing,
+          absl::StrCat("no ", kSides[w], " ", basis, ": by position, ",
+                       by_position, "; by name, ",
+                       NoRunsReason(records, keep[w], per_run[w], skip_runs)));
+    }
   }
-  if (r_us->empty()) {
-    AddGpuTimeNote(
-        timing, absl::StrCat("no reference ", basis, ": by position, ",
-                             by_position, "; by name, ",
-                             NoRunsReason(records, is_reference, eager_kernels,
-                                          skip_runs)));
-  }
+  return spans;
 }
 
 }  // namespace
 
 absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
                                    bool cold, v1::TimingReport* timing) {
+  EagerPipeline* expert = reference->Expert();
   // Runs per graph: a replay of at most ~2 ms, flushes included, so a
   // short workload gets hundreds of runs in all.
   const double run_us =
-      std::max(timing->kernel().median_us(), timing->reference().median_us()) +
+      std::max({timing->kernel().median_us(), timing->reference().median_us(),
+                timing->expert().median_us()}) +
       // A flush reads its buffer kKernels times, at about 3 TB/s.
       (cold ? L2Flusher::kKernels * static_cast<double>(flusher_->bytes()) / 3e6
             : 0);
@@ -126,37 +140,52 @@ absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
   // from event-record nodes around each run.
   KernelActivity activity;
   const bool cupti = activity.Start().ok();
+  if (activity.tool_attached()) {
+    // Under a profiler every kernel node of every replay is profiled on
+    // its own: at about 0.57 s each, a default-shape submit under ncu
+    // did not finish in 7 minutes (H200, 2026-12-05); and a replay timed
+    // under a profiler says nothing about the steady state.
+    AddGpuTimeNote(timing,
+                   "no graph time: a CUDA tool (a profiler) holds CUPTI, "
+                   "and it would profile each replay's kernels one by one");
+    return absl::OkStatus();
+  }
   GraphReplay::Options go;
   go.runs = static_cast<int>(
       std::clamp(kGraphReplayUs / std::max(run_us, 1.0), 2.0, 100.0));
   go.events = !cupti;
   L2Flusher* flush = cold ? flusher_ : nullptr;
-  absl::StatusOr<std::unique_ptr<GraphReplay>> kernel = GraphReplay::Capture(
-      ctx_, [&] { return bound->Enqueue(); }, flush, go);
-  absl::StatusOr<std::unique_ptr<GraphReplay>> ref = GraphReplay::Capture(
-      ctx_, [&] { return reference->RunEager(); }, flush, go);
-  if (!kernel.ok() || !ref.ok()) {
-    const std::string why(!kernel.ok() ? kernel.status().message()
-                                       : ref.status().message());
-    spdlog::info("no graph timing: {}", why);
-    AddGpuTimeNote(timing, absl::StrCat("no graph time: ", why));
-    return absl::OkStatus();
+  // One graph per workload: kernel, reference, then the expert baseline.
+  std::vector<std::function<absl::Status()>> runs = {
+      [&] { return bound->Enqueue(); }, [&] { return reference->RunEager(); }};
+  if (expert != nullptr) runs.push_back([&] { return expert->Run(); });
+  std::vector<std::unique_ptr<GraphReplay>> graphs;
+  for (const auto& run : runs) {
+    absl::StatusOr<std::unique_ptr<GraphReplay>> g =
+        GraphReplay::Capture(ctx_, run, flush, go);
+    if (!g.ok()) {
+      const std::string why(g.status().message());
+      spdlog::info("no graph timing: {}", why);
+      AddGpuTimeNote(timing, absl::StrCat("no graph time: ", why));
+      return absl::OkStatus();
+    }
+    graphs.push_back(*std::move(g));
   }
+  const int n = static_cast<int>(graphs.size());
   const bool long_replay = go.runs * run_us > kLongReplayUs;
   const int warmup = long_replay ? 1 : kGraphWarmup;
   const int replays = long_replay ? 3 : kGraphReplays;
-  std::vector<double> k_us, r_us;
+  std::vector<std::vector<double>> us(n);
+  // The workload index of every run, in the order the replays ran them.
+  std::vector<int> order;
   for (int i = 0; i < warmup + replays; ++i) {
-    // Alternate who goes first, as the event samples do.
-    GraphReplay* first = i % 2 == 0 ? kernel->get() : ref->get();
-    GraphReplay* second = i % 2 == 0 ? ref->get() : kernel->get();
-    ASSIGN_OR_RETURN(const std::vector<double> a, first->Replay());
-    ASSIGN_OR_RETURN(const std::vector<double> b, second->Replay());
-    if (i < warmup) continue;
-    std::vector<double>& to_a = i % 2 == 0 ? k_us : r_us;
-    std::vector<double>& to_b = i % 2 == 0 ? r_us : k_us;
-    to_a.insert(to_a.end(), a.begin(), a.end());
-    to_b.insert(to_b.end(), b.begin(), b.end());
+    // Rotate who goes first, as the event samples alternate.
+    for (int j = 0; j < n; ++j) {
+      const int w = (i + j) % n;
+      ASSIGN_OR_RETURN(const std::vector<double> got, graphs[w]->Replay());
+      order.insert(order.end(), go.runs, w);
+      if (i >= warmup) us[w].insert(us[w].end(), got.begin(), got.end());
+    }
   }
   if (cupti) {
     absl::StatusOr<std::vector<KernelActivity::Record>> records =
@@ -174,19 +203,12 @@ absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
                                           activity.dropped(), " records"));
       return absl::OkStatus();
     }
-    // The replays ran in `order`: each pair kernel then reference or the
-    // reverse, go.runs runs each.
-    std::vector<int> order;
-    for (int i = 0; i < warmup + replays; ++i) {
-      const int first = i % 2 == 0 ? 0 : 1;
-      order.insert(order.end(), go.runs, first);
-      order.insert(order.end(), go.runs, 1 - first);
-    }
-    SplitSpans(*records, order, bound->plan(), reference->EagerKernels(),
-               warmup * go.runs, /*from_submitted=*/false, "graph time", timing,
-               &k_us, &r_us);
+    std::vector<int> eager = {reference->EagerKernels()};
+    if (expert != nullptr) eager.push_back(expert->Kernels());
+    us = SplitSpans(*records, order, bound->plan(), eager, warmup * go.runs,
+                    /*from_submitted=*/false, "graph time", timing);
   }
-  if (k_us.empty() || r_us.empty()) {
+  if (us[0].empty() || us[1].empty()) {
     spdlog::info(
         "no graph timing: the replays' kernels did not split into "
         "runs");
@@ -195,8 +217,11 @@ absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
     }
     return absl::OkStatus();
   }
-  *timing->mutable_kernel_graph() = ComputeStats(k_us);
-  *timing->mutable_reference_graph() = ComputeStats(r_us);
+  *timing->mutable_kernel_graph() = ComputeStats(us[0]);
+  *timing->mutable_reference_graph() = ComputeStats(us[1]);
+  if (n > 2 && !us[2].empty()) {
+    *timing->mutable_expert_graph() = ComputeStats(us[2]);
+  }
   timing->set_graph_runs(go.runs);
   return absl::OkStatus();
 }
@@ -220,9 +245,14 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
   RETURN_IF_ERROR(reference->Golden(tensors, &golden));
   RETURN_IF_ERROR(tensors.PoisonOutputs(s));
   RETURN_IF_ERROR(reference->PrepareEager(tensors));
+  // The problem's expert baseline, when it has one, is timed with them.
+  EagerPipeline* expert = reference->Expert();
+  if (expert != nullptr) RETURN_IF_ERROR(expert->Prepare(tensors));
   RETURN_IF_ERROR(tensors.FillGuards(s));
 
-  progress(absl::StrCat("timing kernel and reference on ", where));
+  progress(absl::StrCat("timing kernel and reference",
+                        expert != nullptr ? " and expert baseline" : "", " on ",
+                        where));
   // No persisting-L2 window may carry over from an earlier job.
   ctx_->driver().CtxResetPersistingL2Cache();
   InterleavedSampler::Options options;
@@ -248,10 +278,14 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
     AddGpuTimeNote(timing,
                    absl::StrCat("no GPU times: ", activity_started.message()));
   }
-  ASSIGN_OR_RETURN(
-      const InterleavedSampler::Result sampled,
-      sampler.Run({{"kernel", [&] { return bound->Enqueue(); }},
-                   {"reference", [&] { return reference->RunEager(); }}}));
+  std::vector<InterleavedSampler::Workload> workloads = {
+      {"kernel", [&] { return bound->Enqueue(); }},
+      {"reference", [&] { return reference->RunEager(); }}};
+  if (expert != nullptr) {
+    workloads.push_back({"expert", [&] { return expert->Run(); }});
+  }
+  ASSIGN_OR_RETURN(const InterleavedSampler::Result sampled,
+                   sampler.Run(workloads));
   if (activity_started.ok()) {
     absl::StatusOr<std::vector<KernelActivity::Record>> records =
         activity.Stop();
@@ -263,15 +297,16 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
       AddGpuTimeNote(timing, absl::StrCat("no GPU times: CUPTI dropped ",
                                           activity.dropped(), " records"));
     } else {
-      std::vector<double> kernel_us, reference_us;
-      SplitSpans(*records, sampled.order, cplan, reference->EagerKernels(),
-                 sampled.warmup_runs, /*from_submitted=*/true, "GPU time",
-                 timing, &kernel_us, &reference_us);
-      if (!kernel_us.empty()) {
-        *timing->mutable_kernel_gpu() = ComputeStats(kernel_us);
-      }
-      if (!reference_us.empty()) {
-        *timing->mutable_reference_gpu() = ComputeStats(reference_us);
+      std::vector<int> eager = {reference->EagerKernels()};
+      if (expert != nullptr) eager.push_back(expert->Kernels());
+      const std::vector<std::vector<double>> us =
+          SplitSpans(*records, sampled.order, cplan, eager, sampled.warmup_runs,
+                     /*from_submitted=*/true, "GPU time", timing);
+      v1::Stats* to[] = {timing->mutable_kernel_gpu(),
+                         timing->mutable_reference_gpu(),
+                         timing->mutable_expert_gpu()};
+      for (size_t w = 0; w < us.size(); ++w) {
+        if (!us[w].empty()) *to[w] = ComputeStats(us[w]);
       }
     }
   }
@@ -287,6 +322,11 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
   timing->mutable_dims()->insert(dims.begin(), dims.end());
   *timing->mutable_kernel() = ComputeStats(sampled.samples_us[0]);
   *timing->mutable_reference() = ComputeStats(sampled.samples_us[1]);
+  if (expert != nullptr) {
+    *timing->mutable_expert() = ComputeStats(sampled.samples_us[2]);
+    timing->set_expert_launches(expert->Launches());
+    timing->set_expert_name(expert->Name());
+  }
   // The graphs are sized from the event medians just set.
   RETURN_IF_ERROR(TimeGraphs(bound, reference, options.flush_l2, timing));
   SetSpeedups(timing);
@@ -359,6 +399,7 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
     // The reference's eager pipeline on the fresh inputs, for the sanity
     // check below.
     RETURN_IF_ERROR(reference->RunEager());
+    if (expert != nullptr) RETURN_IF_ERROR(expert->Run());
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s), "running the reference");
   }
   RETURN_IF_ERROR(tensors.CheckGuards(s, &damage));
@@ -386,6 +427,17 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
         "reference pipeline differs from the fp64 golden result on "
         "{}: rel-norm error {:.3g}",
         where, ref_check.rel_norm_error());
+  }
+  if (expert != nullptr) {
+    v1::TrialResult expert_check;
+    RETURN_IF_ERROR(
+        CompareOutputs(problem, tensors, golden, s, &expert_check, expert));
+    if (!expert_check.passed()) {
+      spdlog::warn(
+          "expert baseline differs from the fp64 golden result on {}: "
+          "rel-norm error {:.3g}",
+          where, expert_check.rel_norm_error());
+    }
   }
   return absl::OkStatus();
 }

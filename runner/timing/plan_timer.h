@@ -1,6 +1,8 @@
 // PlanTimer: times the candidate's launch plan against the reference's
-// eager pipeline at one shape, the same way (InterleavedSampler: cold L2,
-// events around each whole run, back-to-back on the GPU), then checks that
+// eager pipeline (and the problem's expert baseline, when it has one) at
+// one shape, the same way (InterleavedSampler: cold L2, events around each
+// whole run, back-to-back on the GPU; GPU time from CUPTI; CUDA-graph
+// replay), then checks that
 // the timed runs computed the right answer: the output of the last timed
 // sample in place, one more run of the same (timed) module on the same
 // inputs with the outputs poisoned, and one on fresh inputs (a kernel that

@@ -150,18 +150,21 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
         "pick a problem whose reference is built in (gather_linear_fp32, "
         "gather_linear_bf16)"));
   }
-  // The timer tells a candidate's kernels from its baseline's by their
-  // names (CUPTI's records name a kernel, not its module): the names must
-  // differ.
-  for (const v1::BaselineStep& step : p.problem->baseline().steps()) {
-    if (step.step_case() != v1::BaselineStep::kLaunch) continue;
-    for (const v1::LaunchSpec& launch : p.plan.launches()) {
-      if (launch.entry() == step.launch()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "kernel '", launch.entry(),
-            "' has the name of a kernel of problem '", problem_name,
-            "''s baseline, and the timer tells the two apart by name: rename "
-            "it (in its definition and its // @kb launch line)"));
+  // The timer tells a candidate's kernels from its baselines' by their
+  // names where their order does not (CUPTI's records name a kernel, not
+  // its module): the names must differ.
+  for (const v1::Baseline* b : {&p.problem->baseline(), &p.problem->expert()}) {
+    for (const v1::BaselineStep& step : b->steps()) {
+      if (step.step_case() != v1::BaselineStep::kLaunch) continue;
+      for (const v1::LaunchSpec& launch : p.plan.launches()) {
+        if (launch.entry() == step.launch()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "kernel '", launch.entry(),
+              "' has the name of a kernel of problem '", problem_name, "''s ",
+              b == &p.problem->baseline() ? "baseline" : "expert baseline",
+              ", and the timer tells the two apart by name: rename it (in its "
+              "definition and its // @kb launch line)"));
+        }
       }
     }
   }

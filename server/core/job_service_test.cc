@@ -225,6 +225,34 @@ TEST_F(JobServiceTest, AGoldenProblemsJobCarriesItsKernels) {
   EXPECT_FALSE(lease->job.golden_cubin().empty());
   EXPECT_TRUE(lease->job.baseline_cubin().empty());  // One matmul step.
   EXPECT_EQ(lease->job.baseline_plan().launches_size(), 0);
+  EXPECT_TRUE(lease->job.expert_cubin().empty());  // It declares none.
+
+  // A problem with an expert baseline: its file compiled too.
+  v1::KernelRequest rmsnorm = Request("s3");
+  rmsnorm.set_source(
+      testing::ReadSourceFile("kernels/problems/rmsnorm_fp32/example.cu"));
+  lease = SubmitAndLease(v1::JOB_KIND_CORRECTNESS, rmsnorm, "host:gpu2");
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_FALSE(lease->job.expert_cubin().empty());
+  ASSERT_EQ(lease->job.expert_plan().launches_size(), 1);
+  EXPECT_EQ(lease->job.expert_plan().launches(0).entry(),
+            "expert_rmsnorm_fused");
+  EXPECT_NE(lease->job.expert_cubin(), lease->job.baseline_cubin());
+}
+
+// A candidate named like an expert baseline's kernel is refused, as one
+// named like a baseline's is.
+TEST_F(JobServiceTest, ACandidateNamedLikeTheExpertsKernelIsRefused) {
+  v1::KernelRequest k = Request();
+  k.set_problem("rmsnorm_fp32");
+  k.set_source(
+      testing::ReadSourceFile("kernels/problems/rmsnorm_fp32/expert.cu"));
+  const absl::Status refused =
+      service_->Submit(v1::JOB_KIND_COMPILE, k).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(),
+              HasSubstr("kernel 'expert_rmsnorm_fused' has the name of a "
+                        "kernel of problem 'rmsnorm_fp32''s expert baseline"));
 }
 
 TEST_F(JobServiceTest, CancelEndsAQueuedJob) {

@@ -18,6 +18,29 @@ struct Pending {
   ProblemKernels::Kernels kernels ABSL_GUARDED_BY(mu);
 };
 
+// Which of a problem's trusted sources.
+enum Which { kGolden, kBaseline, kExpert };
+
+struct Source {
+  const char* what;
+  std::string file;
+  std::string source;
+  Which which;
+};
+
+v1::LaunchPlan* Plan(ProblemKernels::Kernels* k, Which which) {
+  return which == kGolden     ? &k->golden_plan
+         : which == kBaseline ? &k->baseline_plan
+                              : &k->expert_plan;
+}
+
+std::shared_ptr<const std::string>* CubinOf(ProblemKernels::Kernels* k,
+                                            Which which) {
+  return which == kGolden     ? &k->golden_cubin
+         : which == kBaseline ? &k->baseline_cubin
+                              : &k->expert_cubin;
+}
+
 // The compiled cubin, or why the trusted source did not compile.
 absl::StatusOr<std::shared_ptr<const std::string>> Cubin(
     const std::string& problem, const char* what, const std::string& file,
@@ -53,17 +76,15 @@ void ProblemKernels::Get(const v1::Problem& problem, const std::string& arch,
     return;
   }
   auto pending = std::make_shared<Pending>();
-  struct Source {
-    const char* what;
-    std::string file;
-    std::string source;
-    bool golden;
-  };
   std::vector<Source> sources = {{"golden kernel", problem.golden().file(),
-                                  problem.golden().source(), true}};
+                                  problem.golden().source(), kGolden}};
   if (!problem.baseline().source().empty()) {
     sources.push_back({"baseline's kernels", problem.baseline().file(),
-                       problem.baseline().source(), false});
+                       problem.baseline().source(), kBaseline});
+  }
+  if (!problem.expert().source().empty()) {
+    sources.push_back({"expert baseline's kernels", problem.expert().file(),
+                       problem.expert().source(), kExpert});
   }
   {
     absl::MutexLock lock(&pending->mu);
@@ -75,8 +96,7 @@ void ProblemKernels::Get(const v1::Problem& problem, const std::string& arch,
             absl::StrCat("problem '", problem.name(), "': its ", s.what, " '",
                          s.file, "': ", plan.status().message()));
       } else {
-        (s.golden ? pending->kernels.golden_plan
-                  : pending->kernels.baseline_plan) = *std::move(plan);
+        *Plan(&pending->kernels, s.which) = *std::move(plan);
       }
     }
   }
@@ -95,8 +115,7 @@ void ProblemKernels::Get(const v1::Problem& problem, const std::string& arch,
             if (!cubin.ok() && pending->error.ok()) {
               pending->error = cubin.status();
             } else if (cubin.ok()) {
-              (s.golden ? pending->kernels.golden_cubin
-                        : pending->kernels.baseline_cubin) = *cubin;
+              *CubinOf(&pending->kernels, s.which) = *cubin;
             }
             if (--pending->left > 0) return;
             error = pending->error;
@@ -123,6 +142,8 @@ void AttachProblemKernels(const ProblemKernels::Kernels& kernels,
   *job->mutable_golden_plan() = kernels.golden_plan;
   if (kernels.baseline_cubin) job->set_baseline_cubin(*kernels.baseline_cubin);
   *job->mutable_baseline_plan() = kernels.baseline_plan;
+  if (kernels.expert_cubin) job->set_expert_cubin(*kernels.expert_cubin);
+  *job->mutable_expert_plan() = kernels.expert_plan;
 }
 
 }  // namespace kbench

@@ -1,9 +1,9 @@
-// ProblemKernels: a golden-kernel problem's trusted kernels (its golden and
-// its baseline's file) compiled for one arch through the compile service,
-// with their launch plans: what kbd sends with every job of the problem
-// (RunnerJob.golden_cubin ...). The compile service's content-addressed
-// cache makes these hits after kbd's start-up check compiled them; the
-// result is kept here per (problem, arch) as well.
+// ProblemKernels: a golden-kernel problem's trusted kernels (its golden, its
+// baseline's file and its expert baseline's) compiled for one arch through the
+// compile service, with their launch plans: what kbd sends with every job of
+// the problem (RunnerJob.golden_cubin ...). The compile service's
+// content-addressed cache makes these hits after kbd's start-up check compiled
+// them; the result is kept here per (problem, arch) as well.
 //
 // Ownership: borrows the compile service, which must outlive it.
 // Thread safety: thread-safe; `done` runs on a compile thread or, when the
@@ -33,6 +33,8 @@ class ProblemKernels {
     v1::LaunchPlan golden_plan;
     std::shared_ptr<const std::string> baseline_cubin;  // Null: no file.
     v1::LaunchPlan baseline_plan;
+    std::shared_ptr<const std::string> expert_cubin;  // Null: no file.
+    v1::LaunchPlan expert_plan;
   };
   using Done =
       std::function<void(absl::StatusOr<std::shared_ptr<const Kernels>>)>;
@@ -53,7 +55,7 @@ class ProblemKernels {
       ABSL_GUARDED_BY(mu_);
 };
 
-// Fills `job`'s golden and baseline fields from `kernels`.
+// Fills `job`'s golden, baseline and expert fields from `kernels`.
 void AttachProblemKernels(const ProblemKernels::Kernels& kernels,
                           v1::RunnerJob* job);
 

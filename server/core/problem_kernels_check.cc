@@ -91,6 +91,10 @@ absl::Status CheckProblemKernels(CompileService* compiles,
     kernels.push_back({"baseline kernel", problem.baseline().file(),
                        &problem.baseline().source(), nullptr});
   }
+  if (!problem.expert().source().empty()) {
+    kernels.push_back({"expert baseline kernel", problem.expert().file(),
+                       &problem.expert().source(), nullptr});
+  }
   if (!problem.example_source().empty()) {
     kernels.push_back({"example kernel", problem.example_kernel(),
                        &problem.example_source(), nullptr});

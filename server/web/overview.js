@@ -44,6 +44,9 @@ function timingTable(t) {
     const tag = several ? ' (' + label + ')' : '';
     const mark = t.speedup_basis === basis ? ' ← speedup' : '';
     rows.push(statsRow('kernel' + tag + mark, k), statsRow('reference' + tag, t['reference' + suffix]));
+    // The problem's expert baseline, where it has one and this basis timed it.
+    const e = t['expert' + suffix];
+    if (e && num(e.n) > 0) rows.push(statsRow('expert baseline' + tag, e));
   }
   return h('table', { class: 'data timing' },
     h('thead', null, h('tr', null,

@@ -122,6 +122,8 @@ class SessionView {
         facts([
           ['speedup', h('span', { class: 'strong' }, fixed(num(t.speedup), 2) + '×')],
           ['reference', t.reference_name || '—'],
+          t.expert_name ? ['expert baseline', t.expert_name +
+            (num(t.speedup_vs_expert) > 0 ? ' · kernel ' + fixed(num(t.speedup_vs_expert), 2) + '× vs it' : '')] : null,
           ['L2', t.l2_flushed ? 'flushed before each sample (cold)' : 'not flushed (hot)'],
           t.stop_reason ? ['sampling', t.stop_reason] : null,
         ].filter(Boolean))));

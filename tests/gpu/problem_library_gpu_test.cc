@@ -154,6 +154,22 @@ TEST_P(ProblemLibraryGpuTest, ExamplePassesAndTimesAgainstItsBaseline) {
   EXPECT_GT(t.reference_graph().n(), 0) << t.gpu_time_note();
   EXPECT_EQ(t.reference_name(), problem_->baseline().name());
   EXPECT_GE(t.reference_launches(), problem_->baseline().steps_size());
+  if (problem_->has_expert()) {
+    // The expert baseline (checked against the golden before the problem
+    // was used) is timed beside the baseline on every basis.
+    EXPECT_EQ(t.expert_name(), problem_->expert().name());
+    EXPECT_GE(t.expert_launches(), problem_->expert().steps_size());
+    EXPECT_GT(t.expert().n(), 0);
+    EXPECT_GT(t.expert_gpu().n(), 0) << t.gpu_time_note();
+    EXPECT_GT(t.expert_graph().n(), 0) << t.gpu_time_note();
+    EXPECT_GT(t.speedup_vs_expert(), 0);
+    std::printf("| %s | expert %s: %.3f us (GPU time), kernel %.2fx vs it |\n",
+                problem_->name().c_str(), t.expert_name().c_str(),
+                t.expert_gpu().median_us(), t.speedup_vs_expert());
+  } else {
+    EXPECT_FALSE(t.has_expert());
+    EXPECT_EQ(t.speedup_vs_expert(), 0);
+  }
   std::printf("| %s | %.3f us | %.3f us | %.2fx | %d | %.0f ms |\n",
               problem_->name().c_str(), t.kernel_gpu().median_us(),
               t.reference_gpu().median_us(), t.speedup(),

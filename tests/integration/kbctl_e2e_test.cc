@@ -128,12 +128,36 @@ TEST_F(KbctlE2eTest, CheckAndSubmitThroughAWorker) {
   CommandResult submit = Kbctl({"submit", Example("gather_linear_naive.cu")});
   EXPECT_EQ(submit.exit_code, 0) << submit.out << submit.err;
   EXPECT_NE(submit.out.find("speedup"), std::string::npos) << submit.out;
+  EXPECT_EQ(submit.out.find("expert"), std::string::npos) << submit.out;
   const std::string crash = WriteTemp(
       testing::ReadSourceFile("kernels/examples/gather_linear_naive.cu") +
       "\n// FAKE_CRASH\n");
   CommandResult crashed = Kbctl({"check", crash});
   EXPECT_EQ(crashed.exit_code, 1) << crashed.out << crashed.err;
   EXPECT_NE(crashed.out.find("crashed"), std::string::npos) << crashed.out;
+}
+
+// A problem with an expert baseline: kbd compiles it with the golden and
+// the baseline, and the report places the kernel between the two (the
+// stand-in runner's figures: kernel 10 us, expert 12 us).
+TEST_F(KbctlE2eTest, TheReportPlacesTheKernelAgainstTheExpertBaseline) {
+  KbdProcess::Options options;
+  options.extra_args = {"--problems=rmsnorm_fp32"};
+  auto kbd = KbdProcess::Start(options);
+  ASSERT_TRUE(kbd.ok()) << kbd.status();
+  kbd_ = std::move(*kbd);
+  auto worker = StartFakeWorker();
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  CommandResult submit =
+      Kbctl({"submit", std::string(KBENCH_SOURCE_DIR) +
+                           "/kernels/problems/rmsnorm_fp32/example.cu"});
+  EXPECT_EQ(submit.exit_code, 0) << submit.out << submit.err;
+  EXPECT_NE(submit.out.find("expert baseline (fused RMSNorm: one kernel, a "
+                            "block per row"),
+            std::string::npos)
+      << submit.out;
+  EXPECT_NE(submit.out.find("against it: 1.20x faster"), std::string::npos)
+      << submit.out;
 }
 
 TEST_F(KbctlE2eTest, SweepSubmitsOneKernelPerProblemOfTheSuite) {
