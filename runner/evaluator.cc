@@ -17,6 +17,7 @@
 #include "runner/device/l2_flusher.h"
 #include "runner/device/stream_blocker.h"
 #include "runner/device/tensor_set.h"
+#include "runner/profile/kernel_activity.h"
 #include "runner/profile/plan_profiler.h"
 #include "runner/reference/reference_op.h"
 #include "runner/repro_manifest.h"
@@ -74,7 +75,9 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
   std::unique_ptr<Evaluator> e(new Evaluator(ctx));
   // The flusher (2x L2) and the blocker are made once per runner.
   ASSIGN_OR_RETURN(e->flusher_, L2Flusher::Create(ctx->spec().l2_bytes()));
-  ASSIGN_OR_RETURN(e->blocker_, StreamBlocker::Create());
+  ASSIGN_OR_RETURN(e->blocker_,
+                   StreamBlocker::Create(/*timeout_ms=*/2000,
+                                         KernelActivity::ToolAttached()));
   ASSIGN_OR_RETURN(
       e->timer_, PlanTimer::Create(ctx, e->flusher_.get(), e->blocker_.get()));
   e->profiler_ =

@@ -68,17 +68,16 @@ echo "== ncu: gpu__time_duration of every launch (a second kbd)"
 # every child process, and in the kbcompile jail its injected launcher
 # hangs, so the jailed compiler's start-up check hit its 30 s limit and kbd
 # refused to start (H200, 2026-12-04).
-# The runner skips the graph basis when a tool holds CUPTI: ncu profiles
-# every kernel node of every replay on its own (9 replays of graphs of up
-# to 100 runs), at about 0.57 s each, and a default-shape submit did not
-# finish in 7 minutes (H200, 2026-12-05). The one run with ncu's
-# --graph-profiling graph instead profiled no graph, and every kernel's
-# gpu__time_duration in it read 200-300 us longer than the same kernel's
-# time without ncu (H100, 2026-12-05: 1,415 us for a kernel of 1,139 us,
-# 272 us for a concat of under 10 us); why is not known, so it is not used.
+# Under a tool (the runner asks CUPTI) the runner neither blocks the stream
+# for timing (ncu serialises launches: every blocker timed out, every batch
+# was discarded and sampling never ended, H100 2026-12-05) nor times graph
+# replays (ncu would profile every node of every replay on its own). The
+# one run with ncu's --graph-profiling graph profiled no graph, and every
+# kernel's gpu__time_duration in it read 200-300 us longer than without
+# ncu (H100, 2026-12-05); why is not known, so it is not used.
 # Sampling stops after 20 s (--timing-max-time-ms): under ncu a sample of
-# kernel and reference takes about 2 s, and ten or more launches of each are
-# enough for a median.
+# kernel and reference takes about a second (0.27 s a profiled launch, H100),
+# and ten or more launches of each are enough for a median.
 # The launches compared below are the plain ones (check and sampled runs).
 if command -v ncu > /dev/null; then
   ncu --target-processes all --kernel-name-base demangled \

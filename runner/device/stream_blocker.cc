@@ -9,7 +9,7 @@
 namespace kbench {
 
 absl::StatusOr<std::unique_ptr<StreamBlocker>> StreamBlocker::Create(
-    double timeout_ms) {
+    double timeout_ms, bool tool_attached) {
   std::unique_ptr<StreamBlocker> b(new StreamBlocker());
   b->timeout_ms_ = timeout_ms;
   CUDA_RETURN_IF_ERROR(cudaHostAlloc(reinterpret_cast<void**>(&b->host_),
@@ -22,7 +22,7 @@ absl::StatusOr<std::unique_ptr<StreamBlocker>> StreamBlocker::Create(
   // Under a CUDA tool (Nsight Compute, compute-sanitizer) launches are
   // serialised and replayed by the tool: a kernel spinning on a host flag
   // would stall it, so the stream is not blocked there.
-  b->bypass_ = std::getenv("CUDA_INJECTION64_PATH") != nullptr;
+  b->bypass_ = tool_attached || std::getenv("CUDA_INJECTION64_PATH") != nullptr;
   return b;
 }
 

@@ -19,8 +19,11 @@ namespace kbench {
 class StreamBlocker {
  public:
   // `timeout_ms`: longest the kernel spins before giving up.
+  // `tool_attached`: a CUDA tool holds this process (the caller knows it
+  // from CUPTI where the tool left CUDA_INJECTION64_PATH unset): Block
+  // does nothing, as it does when that variable is set.
   static absl::StatusOr<std::unique_ptr<StreamBlocker>> Create(
-      double timeout_ms = 2000);
+      double timeout_ms = 2000, bool tool_attached = false);
   ~StreamBlocker();
 
   // Enqueues the spinning kernel on `stream` (nothing under a CUDA tool
@@ -36,7 +39,9 @@ class StreamBlocker {
   int* host_ = nullptr;  // [0] = release flag, [1] = timed-out flag.
   int* device_ = nullptr;
   double timeout_ms_ = 0;
-  // A CUDA tool is injected (CUDA_INJECTION64_PATH): Block does nothing.
+  // A CUDA tool is attached: Block does nothing. Under ncu every batch's
+  // blocker timed out (ncu serialises the launches queued behind it), every
+  // batch was discarded, and sampling never ended (H100, 2026-12-05).
   bool bypass_ = false;
 };
 

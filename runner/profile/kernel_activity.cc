@@ -67,6 +67,18 @@ KernelActivity::~KernelActivity() {
   if (started_) cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 }
 
+CUptiResult KernelActivity::Registered() {
+  // Once per process: CUPTI keeps the callbacks.
+  static const CUptiResult registered =
+      cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
+  return registered;
+}
+
+bool KernelActivity::ToolAttached() {
+  return std::getenv("CUDA_INJECTION64_PATH") != nullptr ||
+         Registered() == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+}
+
 absl::Status KernelActivity::Start() {
   // Under Nsight Compute (or another injected CUDA tool) CUPTI belongs to
   // the tool; as the counter profiler and the stream blocker do, kernel
@@ -81,8 +93,7 @@ absl::Status KernelActivity::Start() {
         "a CUDA tool is attached to the runner (CUDA_INJECTION64_PATH is "
         "set), so CUPTI's kernel activity is left to it");
   }
-  static const CUptiResult registered =
-      cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
+  const CUptiResult registered = Registered();
   if (absl::Status s = CuptiStatus(registered, "CUPTI registering buffers");
       !s.ok()) {
     tool_attached_ =

@@ -16,6 +16,8 @@
 #ifndef KBENCH_RUNNER_PROFILE_KERNEL_ACTIVITY_H_
 #define KBENCH_RUNNER_PROFILE_KERNEL_ACTIVITY_H_
 
+#include <cupti.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -58,8 +60,14 @@ class KernelActivity {
   // After a failed Start: whether it failed because a CUDA tool (Nsight
   // Compute, say) holds CUPTI.
   bool tool_attached() const { return tool_attached_; }
+  // Whether a CUDA tool holds CUPTI in this process: its injection
+  // variable is set, or CUPTI refuses a second subscriber (ncu
+  // --target-processes all left the variable unset in the runner, H200
+  // and H100, 2026-12-05). Registers this class's CUPTI callbacks once.
+  static bool ToolAttached();
 
  private:
+  static CUptiResult Registered();
   bool started_ = false;
   bool tool_attached_ = false;
   size_t dropped_ = 0;

@@ -1,8 +1,10 @@
 #include "runner/timing/interleaved_sampler.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "runner/device/cuda_status.h"
@@ -74,6 +76,19 @@ absl::StatusOr<InterleavedSampler::Result> InterleavedSampler::Run(
     }
     if (blocker_->TimedOut()) {
       ++result.discarded_batches;
+      // The time limit stops sampling only once every workload has a
+      // sample; if every batch is discarded, none ever does.
+      const double ms = elapsed_ms();
+      const bool empty = std::any_of(
+          criteria.begin(), criteria.end(),
+          [](const StoppingCriterion& c) { return c.count() == 0; });
+      if (empty && ms >= options_.stop.max_time_ms) {
+        return absl::UnavailableError(absl::StrFormat(
+            "timing got no samples in %.0f ms: the stream blocker timed out "
+            "in all %d batches, so the timed launches reached the GPU too "
+            "slowly to queue behind it (a CUDA tool serialising launches?)",
+            ms, result.discarded_batches));
+      }
       continue;
     }
     for (int slot = 0; slot < batch * nw; ++slot) {

@@ -141,10 +141,10 @@ absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
   KernelActivity activity;
   const bool cupti = activity.Start().ok();
   if (activity.tool_attached()) {
-    // Under a profiler every kernel node of every replay is profiled on
-    // its own: at about 0.57 s each, a default-shape submit under ncu
-    // did not finish in 7 minutes (H200, 2026-12-05); and a replay timed
-    // under a profiler says nothing about the steady state.
+    // Under a profiler every kernel node of every replay would be profiled
+    // on its own (9 replays of graphs of up to 100 runs, at about 0.5 s a
+    // kernel under ncu), and a replay timed under a profiler says nothing
+    // about the steady state.
     AddGpuTimeNote(timing,
                    "no graph time: a CUDA tool (a profiler) holds CUPTI, "
                    "and it would profile each replay's kernels one by one");

@@ -351,6 +351,33 @@ TEST_F(MeasureTest, InterleavedSamplerTimesEachWorkloadSeparately) {
   EXPECT_LE(w[w.size() / 2], a_med + 0.5);
 }
 
+// Launches that reach the GPU too slowly to queue behind the blocker (as
+// under ncu, which serialises them): every batch is discarded, and the
+// sampler ends at its time limit with an error instead of looping; a
+// blocker told that a tool is attached stands aside, and sampling works.
+TEST_F(MeasureTest, InterleavedSamplerEndsWhenEveryBatchIsDiscarded) {
+  auto flusher = L2Flusher::Create(ctx_->spec().l2_bytes());
+  cudaStream_t s = ctx_->stream();
+  auto slow = [&] {
+    absl::SleepFor(absl::Milliseconds(3));
+    return Spin(1000, s);
+  };
+  InterleavedSampler::Options opt;
+  opt.stop.max_time_ms = 200;
+  auto blocker = StreamBlocker::Create(/*timeout_ms=*/1);
+  InterleavedSampler sampler(ctx_.get(), flusher->get(), blocker->get(), opt);
+  auto result = sampler.Run({{"slow", slow}});
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(result.status().message()),
+              ::testing::HasSubstr("timing got no samples"));
+  auto aside = StreamBlocker::Create(/*timeout_ms=*/1, /*tool_attached=*/true);
+  InterleavedSampler unblocked(ctx_.get(), flusher->get(), aside->get(), opt);
+  result = unblocked.Run({{"slow", slow}});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_GE(result->samples_us[0].size(), 1u);
+  EXPECT_EQ(result->discarded_batches, 0);
+}
+
 TEST_F(MeasureTest, InputsAreSeededAndInRange) {
   auto a = DeviceBuffer::Allocate(4096 * 4),
        b = DeviceBuffer::Allocate(4096 * 4);
