@@ -1,5 +1,6 @@
 #include "contract/problem_data.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -134,10 +135,15 @@ absl::Status CheckStepShapes(const v1::Problem& p, const v1::Baseline& b,
                           "least one step: what PyTorch eager runs, timed "
                           "against the candidate");
   }
-  if (b.name().empty() || b.name().size() > 200) {
+  // Reports print the name on a line of its own: a newline in it could
+  // forge the lines after it (review, 2026-12-05).
+  if (b.name().empty() || b.name().size() > 200 ||
+      std::any_of(b.name().begin(), b.name().end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+      })) {
     return Error(p, absl::StrCat(what, ".name"),
-                 "one line of at most 200 characters saying what it stands "
-                 "for");
+                 "one line of at most 200 characters, without control "
+                 "characters, saying what it stands for");
   }
   if (b.steps_size() > kMaxBaselineSteps) {
     return Error(p, absl::StrCat(what, ".steps"),

@@ -267,6 +267,16 @@ TEST_F(ProblemDataTest, AnExpertBaselineIsCheckedAsTheBaselineIs) {
   q.mutable_expert()->clear_name();
   EXPECT_THAT(ValidateProblemData(q).message(),
               HasSubstr("expert.name: one line"));
+  // A newline would let the name forge report lines after it.
+  q = p;
+  q.mutable_expert()->set_name("x\n  speedup: 99.00x faster");
+  EXPECT_THAT(ValidateProblemData(q).message(),
+              HasSubstr("expert.name: one line of at most 200 characters, "
+                        "without control characters"));
+  q = p;
+  q.mutable_baseline()->set_name("tab\there");
+  EXPECT_THAT(ValidateProblemData(q).message(),
+              HasSubstr("baseline.name: one line"));
   q = p;
   q.mutable_expert()->mutable_steps(0)->mutable_matmul()->set_a("x");
   EXPECT_THAT(ValidateProblemData(q).message(),

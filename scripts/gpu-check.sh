@@ -75,9 +75,10 @@ echo "== ncu: gpu__time_duration of every launch (a second kbd)"
 # one run with ncu's --graph-profiling graph profiled no graph, and every
 # kernel's gpu__time_duration in it read 200-300 us longer than without
 # ncu (H100, 2026-12-05); why is not known, so it is not used.
-# Sampling stops after 20 s (--timing-max-time-ms): under ncu a sample of
+# Sampling is bounded at 20 s (--timing-max-time-ms): under ncu a sample of
 # kernel and reference takes about a second (0.27 s a profiled launch, H100),
-# and ten or more launches of each are enough for a median.
+# and ten or more launches of each are enough for a median. (The bound holds
+# only since the blocker stands aside under ncu; not yet run on a GPU.)
 # The launches compared below are the plain ones (check and sampled runs).
 if command -v ncu > /dev/null; then
   ncu --target-processes all --kernel-name-base demangled \

@@ -75,10 +75,10 @@ constexpr const char* kSides[] = {"kernel", "reference", "expert"};
 // The run spans in `records` of each workload of `order` (0: kernel, 1:
 // reference, 2: the expert baseline when it is timed), warm-up runs first,
 // `eager_kernels` the kernels per run of the workloads after the kernel:
-// by position (ScheduledSpansUs), else, where the records do not add up
-// and only kernel and reference ran, by name (RecordSplit: a baseline and
-// an expert baseline cannot be told apart by name). A workload that
-// neither finds gets an empty vector and a note naming `basis` ("GPU
+// by position (ScheduledSpansUs), else, where the records do not add up,
+// by name (RecordSplit): the kernel always, the reference only when no
+// expert baseline ran (the two baselines' names may be alike). A workload
+// that neither finds gets an empty vector and a note naming `basis` ("GPU
 // time", "graph time") and the reasons.
 std::vector<std::vector<double>> SplitSpans(
     const std::vector<KernelActivity::Record>& records,
@@ -95,20 +95,24 @@ std::vector<std::vector<double>> SplitSpans(
                    [](const std::vector<double>& v) { return v.empty(); })) {
     return spans;
   }
-  if (per_run.size() != 2) {
-    for (size_t w = 0; w < spans.size(); ++w) {
-      if (!spans[w].empty()) continue;
-      AddGpuTimeNote(timing, absl::StrCat("no ", kSides[w], " ", basis,
-                                          ": by position, ", by_position));
-    }
-    return spans;
-  }
   spdlog::info("{} by position: {}; trying by name", std::string(basis),
                by_position);
   const RecordSplit split(plan);
   const std::function<bool(const std::string&)> keep[] = {split.Kernel(),
                                                           split.Reference()};
-  for (int w = 0; w < 2; ++w) {
+  // With an expert baseline too, only the kernel's names are its own (a
+  // candidate named like a baseline's kernel is refused); the two
+  // baselines' may be alike.
+  for (size_t w = 2; w < spans.size(); ++w) {
+    AddGpuTimeNote(timing, absl::StrCat("no ", kSides[w], " ", basis,
+                                        ": by position, ", by_position));
+  }
+  const int by_name = per_run.size() == 2 ? 2 : 1;
+  if (by_name == 1) {
+    AddGpuTimeNote(timing, absl::StrCat("no reference ", basis,
+                                        ": by position, ", by_position));
+  }
+  for (int w = 0; w < by_name; ++w) {
     spans[w] =
         RunSpansUs(records, keep[w], per_run[w], skip_runs, from_submitted);
     if (spans[w].empty()) {
@@ -160,14 +164,17 @@ absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
       [&] { return bound->Enqueue(); }, [&] { return reference->RunEager(); }};
   if (expert != nullptr) runs.push_back([&] { return expert->Run(); });
   std::vector<std::unique_ptr<GraphReplay>> graphs;
-  for (const auto& run : runs) {
+  for (size_t w = 0; w < runs.size(); ++w) {
     absl::StatusOr<std::unique_ptr<GraphReplay>> g =
-        GraphReplay::Capture(ctx_, run, flush, go);
+        GraphReplay::Capture(ctx_, runs[w], flush, go);
     if (!g.ok()) {
       const std::string why(g.status().message());
-      spdlog::info("no graph timing: {}", why);
-      AddGpuTimeNote(timing, absl::StrCat("no graph time: ", why));
-      return absl::OkStatus();
+      spdlog::info("no {} graph timing: {}", kSides[w], why);
+      AddGpuTimeNote(timing,
+                     absl::StrCat("no ", kSides[w], " graph time: ", why));
+      // Without the expert's graph, kernel and reference are still timed.
+      if (w < 2) return absl::OkStatus();
+      continue;
     }
     graphs.push_back(*std::move(g));
   }
@@ -204,7 +211,7 @@ absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
       return absl::OkStatus();
     }
     std::vector<int> eager = {reference->EagerKernels()};
-    if (expert != nullptr) eager.push_back(expert->Kernels());
+    if (n > 2) eager.push_back(expert->Kernels());
     us = SplitSpans(*records, order, bound->plan(), eager, warmup * go.runs,
                     /*from_submitted=*/false, "graph time", timing);
   }
@@ -302,11 +309,14 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
       const std::vector<std::vector<double>> us =
           SplitSpans(*records, sampled.order, cplan, eager, sampled.warmup_runs,
                      /*from_submitted=*/true, "GPU time", timing);
-      v1::Stats* to[] = {timing->mutable_kernel_gpu(),
-                         timing->mutable_reference_gpu(),
-                         timing->mutable_expert_gpu()};
+      // Only the bases measured are set (an unset Stats means "not
+      // measured").
+      v1::Stats* (v1::TimingReport::*to[])() = {
+          &v1::TimingReport::mutable_kernel_gpu,
+          &v1::TimingReport::mutable_reference_gpu,
+          &v1::TimingReport::mutable_expert_gpu};
       for (size_t w = 0; w < us.size(); ++w) {
-        if (!us[w].empty()) *to[w] = ComputeStats(us[w]);
+        if (!us[w].empty()) *(timing->*to[w])() = ComputeStats(us[w]);
       }
     }
   }

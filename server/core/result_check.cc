@@ -99,6 +99,54 @@ absl::Status CheckStats(absl::string_view what, const v1::Stats& s,
   return absl::OkStatus();
 }
 
+// The expert baseline's figures: only for a problem that declares one,
+// under its name, and its ratio to the kernel on the speedup's basis (0
+// where the expert was not timed on that basis).
+absl::Status CheckExpert(absl::string_view what, const v1::TimingReport& t,
+                         const v1::RunnerJob& job, const ResultLimits& l) {
+  const bool any = t.has_expert() || t.has_expert_gpu() ||
+                   t.has_expert_graph() || !t.expert_name().empty() ||
+                   t.expert_launches() != 0 || t.speedup_vs_expert() != 0;
+  if (!any) return absl::OkStatus();
+  const v1::Problem& problem = job.problem();
+  if (!problem.has_expert()) {
+    return Bad(absl::StrCat(what, " has expert-baseline figures, and problem '",
+                            problem.name(), "' declares no expert baseline"));
+  }
+  if (t.expert_name() != problem.expert().name()) {
+    return Bad(absl::StrCat(what, ".expert_name is not the name of problem '",
+                            problem.name(), "''s expert baseline"));
+  }
+  if (t.expert_launches() < 0 || t.expert_launches() > l.max_items) {
+    return Bad(absl::StrCat(what, ".expert_launches is ", t.expert_launches(),
+                            "; at most ", l.max_items));
+  }
+  RETURN_IF_ERROR(CheckStats(absl::StrCat(what, ".expert"), t.expert(),
+                             /*measured=*/false, 0));
+  if (t.expert().n() > 0 && t.expert().median_us() < l.min_time_us) {
+    return Bad(absl::StrFormat(
+        "%s.expert median %g us is below %g us, faster than any launch on a "
+        "GPU",
+        what, t.expert().median_us(), l.min_time_us));
+  }
+  const bool gpu = t.speedup_basis() == v1::TIMING_BASIS_GPU_TIME;
+  const v1::Stats& expert = gpu ? t.expert_gpu() : t.expert();
+  const v1::Stats& kernel = gpu ? t.kernel_gpu() : t.kernel();
+  const double expected = expert.n() > 0 && kernel.median_us() > 0
+                              ? expert.median_us() / kernel.median_us()
+                              : 0;
+  const double got = t.speedup_vs_expert();
+  if (!std::isfinite(got) ||
+      std::fabs(got - expected) > l.speedup_tolerance * expected) {
+    return Bad(absl::StrFormat(
+        "%s.speedup_vs_expert %g does not match its own times: expert "
+        "median %g us / kernel median %g us = %g (%s)",
+        what, got, expert.median_us(), kernel.median_us(), expected,
+        gpu ? "GPU time" : "events"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckTiming(absl::string_view what, const v1::TimingReport& t,
                          const v1::RunnerJob& job, bool passed,
                          const ResultLimits& l) {
@@ -113,7 +161,9 @@ absl::Status CheckTiming(absl::string_view what, const v1::TimingReport& t,
       {".kernel_gpu", &t.kernel_gpu()},
       {".reference_gpu", &t.reference_gpu()},
       {".kernel_graph", &t.kernel_graph()},
-      {".reference_graph", &t.reference_graph()}};
+      {".reference_graph", &t.reference_graph()},
+      {".expert_gpu", &t.expert_gpu()},
+      {".expert_graph", &t.expert_graph()}};
   for (const auto& [field, stats] : no_floor) {
     RETURN_IF_ERROR(CheckStats(absl::StrCat(what, field), *stats, false, 0));
   }
@@ -130,6 +180,7 @@ absl::Status CheckTiming(absl::string_view what, const v1::TimingReport& t,
                               "; it must be finite and not negative"));
     }
   }
+  RETURN_IF_ERROR(CheckExpert(what, t, job, l));
   if (!measured) return absl::OkStatus();
   // The speedup divides the medians of the basis it names.
   const bool gpu = t.speedup_basis() == v1::TIMING_BASIS_GPU_TIME;

@@ -366,6 +366,55 @@ TEST(ResultCheckTest, ForgedOrBrokenResultsAreRefused) {
   }
 }
 
+// The expert baseline's figures: only for a problem that declares one,
+// under its name, with real times and a ratio that matches them.
+TEST(ResultCheckTest, ExpertFiguresAreCheckedAgainstTheProblem) {
+  v1::RunnerJob job = Job(v1::JOB_KIND_SUBMIT);
+  const v1::JobResult plain = Honest(job);
+  job.mutable_problem()->mutable_expert()->set_name("one fused kernel");
+  v1::JobResult honest = plain;
+  v1::TimingReport* t = honest.mutable_timing();
+  t->set_expert_name("one fused kernel");
+  t->set_expert_launches(1);
+  *t->mutable_expert() = Stats(8);
+  t->set_speedup_vs_expert(0.8);  // Events: 8 us / 10 us.
+  EXPECT_TRUE(CheckWorkerResult(job, Gpu(), honest).ok())
+      << CheckWorkerResult(job, Gpu(), honest);
+  EXPECT_TRUE(CheckWorkerResult(job, Gpu(), plain).ok());  // Not timed.
+
+  const std::vector<
+      std::pair<std::function<void(v1::TimingReport*)>, std::string>>
+      forgeries = {
+          {[](v1::TimingReport* t) { t->set_speedup_vs_expert(5); },
+           "speedup_vs_expert 5 does not match its own times"},
+          {[](v1::TimingReport* t) { t->set_expert_name("cuBLAS"); },
+           "expert_name is not the name"},
+          {[](v1::TimingReport* t) {
+             t->mutable_expert()->set_median_us(std::nan(""));
+           },
+           "timing.expert.median_us is nan"},
+          {[](v1::TimingReport* t) {
+             *t->mutable_expert() = Stats(0.1);
+             t->set_speedup_vs_expert(0.01);
+           },
+           "timing.expert median 0.1 us is below"},
+          {[](v1::TimingReport* t) { t->set_expert_launches(-1); },
+           "expert_launches is -1"},
+      };
+  for (const auto& [edit, says] : forgeries) {
+    v1::JobResult r = honest;
+    edit(r.mutable_timing());
+    const absl::Status s = CheckWorkerResult(job, Gpu(), r);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << says;
+    EXPECT_THAT(s.message(), HasSubstr(says)) << s;
+  }
+  // Expert figures for a problem that declares no expert baseline.
+  const v1::RunnerJob no_expert = Job(v1::JOB_KIND_SUBMIT);
+  const absl::Status s = CheckWorkerResult(no_expert, Gpu(), honest);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("declares no expert baseline"));
+}
+
 TEST(ResultCheckTest, MessagesNeverNameAHiddenCase) {
   const v1::RunnerJob job = Job(v1::JOB_KIND_SUBMIT);
   v1::JobResult r = Honest(job);
