@@ -191,31 +191,18 @@ absl::StatusOr<std::string> ReadNamed(
 // Validates one problem, and its kernels' launch plans against it.
 absl::Status ValidateWithKernels(const v1::Problem& problem) {
   RETURN_IF_ERROR(ValidateProblem(problem));
-  struct Kernel {
-    const char* what;
-    const std::string& file;
-    const std::string& source;
-  };
-  const Kernel kernels[] = {
-      {"example kernel", problem.example_kernel(), problem.example_source()},
-      {"golden kernel", problem.golden().file(), problem.golden().source()},
-      {"baseline kernel", problem.baseline().file(),
-       problem.baseline().source()},
-      {"expert baseline kernel", problem.expert().file(),
-       problem.expert().source()}};
   std::optional<v1::LaunchPlan> baseline_plan, expert_plan;
-  for (const Kernel& k : kernels) {
-    if (k.source.empty()) continue;
-    absl::StatusOr<v1::LaunchPlan> plan = ParseLaunchPlan(k.source);
+  for (const ProblemSource& k : ProblemSources(problem)) {
+    absl::StatusOr<v1::LaunchPlan> plan = ParseLaunchPlan(*k.source);
     absl::Status status =
         plan.ok() ? ValidateLaunchPlan(*plan, problem) : plan.status();
     if (!status.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("problem '", problem.name(), "': ", k.what, " '", k.file,
-                       "': ", status.message()));
+          absl::StrCat("problem '", problem.name(), "': ", k.what, " '",
+                       *k.file, "': ", status.message()));
     }
-    if (&k.source == &problem.baseline().source()) baseline_plan = *plan;
-    if (&k.source == &problem.expert().source()) expert_plan = *plan;
+    if (k.kind == ProblemSource::kBaseline) baseline_plan = *plan;
+    if (k.kind == ProblemSource::kExpert) expert_plan = *plan;
   }
   if (problem.reference() == v1::REFERENCE_OP_GOLDEN_KERNEL) {
     RETURN_IF_ERROR(ValidateBaselineSteps(

@@ -263,6 +263,23 @@ std::string ToleranceText(const v1::Tolerance& tol) {
   return text;
 }
 
+std::vector<ProblemSource> ProblemSources(const v1::Problem& problem) {
+  const ProblemSource all[] = {
+      {ProblemSource::kExample, "example kernel", &problem.example_kernel(),
+       &problem.example_source()},
+      {ProblemSource::kGolden, "golden kernel", &problem.golden().file(),
+       &problem.golden().source()},
+      {ProblemSource::kBaseline, "baseline kernel", &problem.baseline().file(),
+       &problem.baseline().source()},
+      {ProblemSource::kExpert, "expert baseline kernel",
+       &problem.expert().file(), &problem.expert().source()}};
+  std::vector<ProblemSource> out;
+  for (const ProblemSource& s : all) {
+    if (!s.source->empty()) out.push_back(s);
+  }
+  return out;
+}
+
 v1::Problem PublicView(const v1::Problem& problem) {
   v1::Problem view = problem;
   view.clear_shape_sets();

@@ -80,6 +80,19 @@ absl::StatusOr<double> ProblemFlops(const v1::Problem& problem,
 absl::StatusOr<double> ProblemMinBytes(const v1::Problem& problem,
                                        const DimValues& dims);
 
+// One kernel file a problem names, read by the registry: its example (shown
+// to clients) or one of its trusted files (golden, baseline, expert).
+struct ProblemSource {
+  enum Kind { kExample, kGolden, kBaseline, kExpert };
+  Kind kind;
+  const char* what;  // In messages: "golden kernel", "expert baseline kernel".
+  const std::string* file;    // As the problem names it.
+  const std::string* source;  // Its text (filled in by the registry).
+};
+// Every source of `problem` that has text, in the order example, golden,
+// baseline, expert; the pointers are into `problem`.
+std::vector<ProblemSource> ProblemSources(const v1::Problem& problem);
+
 // The entry point's C prototype, e.g.
 // extern "C" __global__ void gather_linear(const float* x, const float* w,
 //     const float* bias, float* out, int R, int B, int H, int K)

@@ -5,12 +5,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "contract/launch_plan.h"
+#include "contract/problem_util.h"
 #include "kbench/v1/worker.pb.h"
 
 namespace kbench {
 namespace {
 
-// Two compiles in flight for one Get, and what they gave.
+// The compiles in flight for one Get, and what they gave.
 struct Pending {
   absl::Mutex mu;
   int left ABSL_GUARDED_BY(mu) = 0;
@@ -18,27 +19,25 @@ struct Pending {
   ProblemKernels::Kernels kernels ABSL_GUARDED_BY(mu);
 };
 
-// Which of a problem's trusted sources.
-enum Which { kGolden, kBaseline, kExpert };
-
+// One trusted source, copied: the compiles outlive the caller's problem.
 struct Source {
   const char* what;
   std::string file;
   std::string source;
-  Which which;
+  ProblemSource::Kind kind;
 };
 
-v1::LaunchPlan* Plan(ProblemKernels::Kernels* k, Which which) {
-  return which == kGolden     ? &k->golden_plan
-         : which == kBaseline ? &k->baseline_plan
-                              : &k->expert_plan;
+v1::LaunchPlan* Plan(ProblemKernels::Kernels* k, ProblemSource::Kind kind) {
+  return kind == ProblemSource::kGolden     ? &k->golden_plan
+         : kind == ProblemSource::kBaseline ? &k->baseline_plan
+                                            : &k->expert_plan;
 }
 
 std::shared_ptr<const std::string>* CubinOf(ProblemKernels::Kernels* k,
-                                            Which which) {
-  return which == kGolden     ? &k->golden_cubin
-         : which == kBaseline ? &k->baseline_cubin
-                              : &k->expert_cubin;
+                                            ProblemSource::Kind kind) {
+  return kind == ProblemSource::kGolden     ? &k->golden_cubin
+         : kind == ProblemSource::kBaseline ? &k->baseline_cubin
+                                            : &k->expert_cubin;
 }
 
 // The compiled cubin, or why the trusted source did not compile.
@@ -76,15 +75,16 @@ void ProblemKernels::Get(const v1::Problem& problem, const std::string& arch,
     return;
   }
   auto pending = std::make_shared<Pending>();
-  std::vector<Source> sources = {{"golden kernel", problem.golden().file(),
-                                  problem.golden().source(), kGolden}};
-  if (!problem.baseline().source().empty()) {
-    sources.push_back({"baseline's kernels", problem.baseline().file(),
-                       problem.baseline().source(), kBaseline});
+  // The trusted ones: the example is the registry's business.
+  std::vector<Source> sources;
+  for (const ProblemSource& p : ProblemSources(problem)) {
+    if (p.kind == ProblemSource::kExample) continue;
+    sources.push_back({p.what, *p.file, *p.source, p.kind});
   }
-  if (!problem.expert().source().empty()) {
-    sources.push_back({"expert baseline's kernels", problem.expert().file(),
-                       problem.expert().source(), kExpert});
+  if (sources.empty()) {
+    done(absl::FailedPreconditionError(absl::StrCat(
+        "problem '", problem.name(), "' has no golden kernel to compile")));
+    return;
   }
   {
     absl::MutexLock lock(&pending->mu);
@@ -96,7 +96,7 @@ void ProblemKernels::Get(const v1::Problem& problem, const std::string& arch,
             absl::StrCat("problem '", problem.name(), "': its ", s.what, " '",
                          s.file, "': ", plan.status().message()));
       } else {
-        *Plan(&pending->kernels, s.which) = *std::move(plan);
+        *Plan(&pending->kernels, s.kind) = *std::move(plan);
       }
     }
   }
@@ -115,7 +115,7 @@ void ProblemKernels::Get(const v1::Problem& problem, const std::string& arch,
             if (!cubin.ok() && pending->error.ok()) {
               pending->error = cubin.status();
             } else if (cubin.ok()) {
-              *CubinOf(&pending->kernels, s.which) = *cubin;
+              *CubinOf(&pending->kernels, s.kind) = *cubin;
             }
             if (--pending->left > 0) return;
             error = pending->error;

@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "contract/launch_plan.h"
+#include "contract/problem_util.h"
 
 namespace kbench {
 namespace {
@@ -83,21 +84,8 @@ absl::Status CheckProblemKernels(CompileService* compiles,
                                  const v1::Problem& problem,
                                  absl::Duration timeout) {
   std::vector<Kernel> kernels;
-  if (!problem.golden().source().empty()) {
-    kernels.push_back({"golden kernel", problem.golden().file(),
-                       &problem.golden().source(), nullptr});
-  }
-  if (!problem.baseline().source().empty()) {
-    kernels.push_back({"baseline kernel", problem.baseline().file(),
-                       &problem.baseline().source(), nullptr});
-  }
-  if (!problem.expert().source().empty()) {
-    kernels.push_back({"expert baseline kernel", problem.expert().file(),
-                       &problem.expert().source(), nullptr});
-  }
-  if (!problem.example_source().empty()) {
-    kernels.push_back({"example kernel", problem.example_kernel(),
-                       &problem.example_source(), nullptr});
+  for (const ProblemSource& p : ProblemSources(problem)) {
+    kernels.push_back({p.what, *p.file, p.source, nullptr});
   }
   // All compile at once.
   for (Kernel& k : kernels) {
