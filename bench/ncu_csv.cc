@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <map>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
@@ -88,26 +87,23 @@ std::vector<NcuRow> ParseNcuCsv(const std::string& csv) {
 }
 
 std::vector<double> NcuReferenceRunsUs(const std::vector<NcuRow>& all,
+                                       const std::string& first_kernel,
+                                       const std::string& candidate,
                                        const std::string& grid, int launches) {
   std::vector<const NcuRow*> rows;
   for (const NcuRow& row : all) {
     if (row.metric == "gpu__time_duration.sum") rows.push_back(&row);
   }
-  auto is_ours = [](const NcuRow& row) {
-    return absl::StrContains(row.kernel, "kbench::");
-  };
   std::vector<double> us;
   for (size_t i = 0; launches >= 1 && i + launches <= rows.size(); ++i) {
     const NcuRow& first = *rows[i];
-    if (!is_ours(first) || !absl::StrContains(first.kernel, "GatherKernel") ||
-        first.grid != grid) {
-      continue;
-    }
+    if (first.kernel != first_kernel || first.grid != grid) continue;
     double ns = first.value;
     bool run = true;
     for (int j = 1; j < launches && run; ++j) {
       const NcuRow& next = *rows[i + j];
-      run = next.pid == first.pid && !is_ours(next);
+      run = next.pid == first.pid && next.kernel != first_kernel &&
+            next.kernel != candidate;
       ns += next.value;
     }
     if (run) us.push_back(ns / 1000);

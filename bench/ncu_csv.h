@@ -31,13 +31,15 @@ std::vector<std::string> CsvFields(const std::string& line);
 // numeric value are skipped.
 std::vector<NcuRow> ParseNcuCsv(const std::string& csv);
 
-// The reference's eager runs in the gpu__time_duration.sum rows of a log
-// of every kernel: a run is kbench's concat (its GatherKernel) with grid
-// `grid` followed, in launch order in the same process, by `launches` - 1
-// kernels that are not kbench's own (the golden result's gather is
-// followed by kbench's conversions instead). Each run's duration in us is
-// the sum of its kernels' (ncu times each kernel alone).
+// The baseline's runs in the gpu__time_duration.sum rows of a log of its
+// kernels: a run is the baseline's first kernel, named `first` (e.g.
+// gather_linear's "concat"), with grid `grid`, followed in launch order in
+// the same process by `launches` - 1 kernels named neither `first` nor
+// `candidate` (the library's GEMM). Each run's duration in us is the sum of
+// its kernels' (ncu times each kernel alone).
 std::vector<double> NcuReferenceRunsUs(const std::vector<NcuRow>& rows,
+                                       const std::string& first,
+                                       const std::string& candidate,
                                        const std::string& grid, int launches);
 
 }  // namespace kbench

@@ -26,10 +26,7 @@ const char kHeader[] =
     "\"ID\",\"Process ID\",\"Process Name\",\"Kernel Name\",\"Block Size\","
     "\"Grid Size\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n";
 
-const char kGather[] =
-    "void kbench::<unnamed>::GatherKernel(const void *, int, void *, int, "
-    "int, int, int)";
-const char kToDouble[] = "void kbench::<unnamed>::ToDoubleKernel(...)";
+const char kGolden[] = "golden";
 const char kGemm[] = "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize64x64";
 
 TEST(NcuCsvTest, ReadsRowsInBaseUnitsWithTheirProcess) {
@@ -47,31 +44,37 @@ TEST(NcuCsvTest, ReadsRowsInBaseUnitsWithTheirProcess) {
 TEST(NcuCsvTest, AReferenceRunIsItsConcatAndTheLibraryKernelsAfterIt) {
   std::string csv = kHeader;
   int id = 0;
-  // The golden result: the same gather (same grid), then kbench's own
-  // conversions: not a reference run.
-  csv += Row(id++, 7, kGather, "(6, 1, 1)", "2000");
-  csv += Row(id++, 7, kToDouble, "(28, 1, 1)", "1500");
-  // Two eager runs at the timing shape, then one at another shape.
-  csv += Row(id++, 7, kGather, "(6, 1, 1)", "2100");
+  // Two eager runs at the timing shape, with the candidate and the golden
+  // between them, then one at another shape.
+  csv += Row(id++, 7, "concat", "(6, 1, 1)", "2100");
   csv += Row(id++, 7, kGemm, "(1, 1, 1)", "5400");
   csv += Row(id++, 7, "gather_linear", "(12, 1, 1)", "13900");
-  csv += Row(id++, 7, kGather, "(6, 1, 1)", "2000");
+  csv += Row(id++, 7, kGolden, "(12, 1, 1)", "40000");
+  csv += Row(id++, 7, "concat", "(6, 1, 1)", "2000");
   csv += Row(id++, 7, kGemm, "(1, 1, 1)", "5600");
-  csv += Row(id++, 7, kGather, "(1024, 1, 1)", "3000");
+  csv += Row(id++, 7, "concat", "(1024, 1, 1)", "3000");
   csv += Row(id++, 7, kGemm, "(8, 2, 1)", "20000");
+  // A concat followed by the candidate, or by another concat: no run.
+  csv += Row(id++, 7, "concat", "(6, 1, 1)", "1900");
+  csv += Row(id++, 7, "gather_linear", "(12, 1, 1)", "13800");
+  csv += Row(id++, 7, "concat", "(6, 1, 1)", "1900");
   // A run cut short by the process's end: its library kernel is in the
   // next process.
-  csv += Row(id++, 7, kGather, "(6, 1, 1)", "2000");
+  csv += Row(id++, 7, "concat", "(6, 1, 1)", "2000");
   csv += Row(0, 9, kGemm, "(1, 1, 1)", "5000");
   const std::vector<NcuRow> rows = ParseNcuCsv(csv);
-  EXPECT_THAT(NcuReferenceRunsUs(rows, "(6, 1, 1)", 2),
-              ElementsAre(DoubleEq(7.5), DoubleEq(7.6)));
-  EXPECT_THAT(NcuReferenceRunsUs(rows, "(1024, 1, 1)", 2),
-              ElementsAre(DoubleEq(23.0)));
-  // A one-launch pipeline is its concat alone.
-  EXPECT_EQ(NcuReferenceRunsUs(rows, "(6, 1, 1)", 1).size(), 4u);
-  EXPECT_TRUE(NcuReferenceRunsUs(rows, "(6, 1, 1)", 0).empty());
-  EXPECT_TRUE(NcuReferenceRunsUs(rows, "(7, 1, 1)", 2).empty());
+  auto runs = [&](const std::string& grid, int launches) {
+    return NcuReferenceRunsUs(rows, "concat", "gather_linear", grid, launches);
+  };
+  EXPECT_THAT(runs("(6, 1, 1)", 2), ElementsAre(DoubleEq(7.5), DoubleEq(7.6)));
+  EXPECT_THAT(runs("(1024, 1, 1)", 2), ElementsAre(DoubleEq(23.0)));
+  // A one-launch pipeline is its first kernel alone.
+  EXPECT_EQ(runs("(6, 1, 1)", 1).size(), 5u);
+  EXPECT_TRUE(runs("(6, 1, 1)", 0).empty());
+  EXPECT_TRUE(runs("(7, 1, 1)", 2).empty());
+  EXPECT_TRUE(
+      NcuReferenceRunsUs(rows, "gather", "gather_linear", "(6, 1, 1)", 2)
+          .empty());
 }
 
 }  // namespace

@@ -109,9 +109,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   std::string ncu_reference_grid;
   app.add_option("--ncu-reference-grid", ncu_reference_grid,
-                 "grid of the reference's concat at the timing shape in the "
-                 "ncu log (which must then profile every kernel), e.g. "
-                 "\"(6, 1, 1)\"");
+                 "grid of the baseline's first kernel at the timing shape in "
+                 "the ncu log (which must then profile the baseline's "
+                 "kernels), e.g. \"(6, 1, 1)\"");
+  std::string ncu_reference_first = "concat";
+  app.add_option("--ncu-reference-first", ncu_reference_first,
+                 "name of the baseline's first kernel in the ncu log")
+      ->capture_default_str();
   app.add_option("--json", json_path, "also write the figures as JSON here");
   CLI11_PARSE(app, argc, argv);
 
@@ -301,15 +305,15 @@ int main(int argc, char** argv) {
     }
   }
   if (!ncu_csv.empty() && !ncu_reference_grid.empty()) {
-    const std::vector<double> ncu =
-        kbench::NcuReferenceRunsUs(kbench::ParseNcuCsv(ReadFile(ncu_csv)),
-                                   ncu_reference_grid, reference_launches);
+    const std::vector<double> ncu = kbench::NcuReferenceRunsUs(
+        kbench::ParseNcuCsv(ReadFile(ncu_csv)), ncu_reference_first, entry,
+        ncu_reference_grid, reference_launches);
     if (ncu.empty()) {
       std::fprintf(stderr,
-                   "timing_truth: no reference runs (concat with grid %s and "
+                   "timing_truth: no reference runs (%s with grid %s and "
                    "%d launches) in %s\n",
-                   ncu_reference_grid.c_str(), reference_launches,
-                   ncu_csv.c_str());
+                   ncu_reference_first.c_str(), ncu_reference_grid.c_str(),
+                   reference_launches, ncu_csv.c_str());
       all_measured = false;
     } else {
       const double theirs = Median(ncu);

@@ -24,11 +24,11 @@ inline std::string ReadSource(const std::string& relative) {
   return text;
 }
 
-// kernels/problems/NAME.textproto.
+// kernels/problems/NAME/problem.textproto (its files' text not read).
 inline v1::Problem LoadProblem(const std::string& name) {
   v1::Problem problem;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
-      ReadSource("kernels/problems/" + name + ".textproto"), &problem))
+      ReadSource("kernels/problems/" + name + "/problem.textproto"), &problem))
       << name;
   return problem;
 }

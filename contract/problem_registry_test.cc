@@ -15,7 +15,6 @@
 #include "contract/problem_util.h"
 #include "contract/registry_fixtures.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 
 namespace kbench {
@@ -52,9 +51,10 @@ TEST(ProblemRegistryTest, LoadsShippedProblems) {
                   "layernorm_fp32", "linear_reduce_scatter_fp32", "matmul_bf16",
                   "matmul_fp32", "moe_dispatch_grouped_linear_fp32",
                   "rmsnorm_fp32", "row_sum_fp32", "softmax_fp32"));
+  // Every problem is data: a golden kernel, a baseline, check cases.
   for (const v1::Problem* p : problems) {
     EXPECT_FALSE(p->example_source().empty()) << p->name();
-    if (p->reference() != v1::REFERENCE_OP_GOLDEN_KERNEL) continue;
+    EXPECT_EQ(p->reference(), v1::REFERENCE_OP_GOLDEN_KERNEL) << p->name();
     EXPECT_FALSE(p->golden().source().empty()) << p->name();
     EXPECT_GE(p->baseline().steps_size(), 1) << p->name();
     EXPECT_GE(p->check_cases_size(), 1) << p->name();
@@ -87,6 +87,14 @@ TEST(ProblemRegistryTest, LoadsShippedProblems) {
   ASSERT_TRUE(fp32.ok());
   EXPECT_EQ(*fp32, problems[1]);
   EXPECT_EQ((*fp32)->entry_point(), "gather_linear");
+  // Its baseline is PyTorch's eager pair: the concat kernel of its file,
+  // then one cuBLASLt GEMM with the bias in its epilogue.
+  EXPECT_EQ((*fp32)->baseline().steps_size(), 2);
+  EXPECT_EQ((*fp32)->baseline().steps(0).launch(), "concat");
+  EXPECT_EQ((*fp32)->baseline().steps(1).matmul().bias(), "bias");
+  EXPECT_EQ((*fp32)->baseline().source(),
+            ReadText(std::string(KBENCH_SOURCE_DIR) +
+                     "/kernels/problems/gather_linear_fp32/baseline.cu"));
 }
 
 // Options::only serves part of the directory (kbd --problems), and Find
@@ -118,22 +126,6 @@ TEST(ProblemRegistryTest, FindUnknownListsNames) {
                         "not load"));
 }
 
-// The GPU tests' problem fixtures validate here, without a GPU.
-TEST(ProblemRegistryTest, GpuTestFixturesLoad) {
-  absl::StatusOr<std::unique_ptr<ProblemRegistry>> registry =
-      ProblemRegistry::LoadDir(std::string(KBENCH_SOURCE_DIR) +
-                               "/tests/gpu/problems");
-  ASSERT_TRUE(registry.ok()) << registry.status();
-  for (const ProblemRegistry::Refused& r : (*registry)->refused()) {
-    ADD_FAILURE() << r.error;
-  }
-  absl::StatusOr<const v1::Problem*> p =
-      (*registry)->Find("gather_linear_fp32_golden");
-  ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ((*p)->baseline().steps_size(), 2);
-  EXPECT_FALSE((*p)->baseline().source().empty());
-}
-
 TEST(ProblemRegistryTest, ParseErrorNamesTheFile) {
   TempTree tree;
   tree.CopyShipped();
@@ -147,7 +139,7 @@ TEST(ProblemRegistryTest, ParseErrorNamesTheFile) {
 TEST(ProblemRegistryTest, InvalidProblemNamesTheFile) {
   TempTree tree;
   tree.CopyShipped();
-  fs::path file = tree.problems() / "gather_linear_fp32.textproto";
+  fs::path file = tree.problems() / "gather_linear_fp32" / "problem.textproto";
   std::string text = ReadText(file);
   const std::string from = "atol: 1e-3";
   ASSERT_NE(text.find(from), std::string::npos);
@@ -164,9 +156,10 @@ TEST(ProblemRegistryTest, InvalidProblemNamesTheFile) {
   }();
   ASSERT_GT(line, 0);
   EXPECT_THAT(
-      RefusedError(tree.problems(), "gather_linear_fp32.textproto"),
-      AllOf(HasSubstr("gather_linear_fp32.textproto:" + std::to_string(line) +
-                      ": problem 'gather_linear_fp32': tolerance"),
+      RefusedError(tree.problems(), "gather_linear_fp32/problem.textproto"),
+      AllOf(HasSubstr(
+                "gather_linear_fp32/problem.textproto:" + std::to_string(line) +
+                ": problem 'gather_linear_fp32': tolerance"),
             HasSubstr("atol")));
 }
 
@@ -180,9 +173,9 @@ TEST(ProblemRegistryTest, MissingExampleNamesTheFile) {
   EXPECT_TRUE((*registry)->Find("gather_linear_fp32").ok());
   ASSERT_EQ((*registry)->refused().size(), 1u);
   EXPECT_THAT((*registry)->refused()[0].error,
-              AllOf(HasSubstr("gather_linear_bf16.textproto"),
+              AllOf(HasSubstr("gather_linear_bf16/problem.textproto"),
                     HasSubstr("example_kernel "
-                              "'../examples/gather_linear_naive_bf16.cu': "
+                              "'../../examples/gather_linear_naive_bf16.cu': "
                               "not found")));
 }
 
@@ -191,20 +184,20 @@ TEST(ProblemRegistryTest, BrokenExamplePlanNamesTheFile) {
   tree.CopyShipped();
   WriteText(tree.examples() / "gather_linear_naive.cu",
             "// @kb launch gather_linear grid(B, cdiv(N, 256)) block(256)\n");
-  EXPECT_THAT(RefusedError(tree.problems(), "gather_linear_fp32.textproto"),
-              AllOf(HasSubstr("gather_linear_fp32.textproto"),
-                    HasSubstr("example kernel"), HasSubstr("uses 'N'")));
+  EXPECT_THAT(
+      RefusedError(tree.problems(), "gather_linear_fp32/problem.textproto"),
+      AllOf(HasSubstr("gather_linear_fp32/problem.textproto"),
+            HasSubstr("example kernel"), HasSubstr("uses 'N'")));
 }
 
 TEST(ProblemRegistryTest, DuplicateNameNamesBothFiles) {
   TempTree tree;
   tree.CopyShipped();
-  fs::copy_file(tree.problems() / "gather_linear_fp32.textproto",
-                tree.problems() / "z_copy.textproto");
-  EXPECT_THAT(RefusedError(tree.problems(), "z_copy.textproto"),
-              AllOf(HasSubstr("z_copy.textproto: problem name "
+  fs::copy(tree.problems() / "gather_linear_fp32", tree.problems() / "z_copy");
+  EXPECT_THAT(RefusedError(tree.problems(), "z_copy/problem.textproto"),
+              AllOf(HasSubstr("z_copy/problem.textproto: problem name "
                               "'gather_linear_fp32' is already used by"),
-                    HasSubstr("gather_linear_fp32.textproto")));
+                    HasSubstr("gather_linear_fp32/problem.textproto")));
 }
 
 TEST(ProblemRegistryTest, AFolderIsAProblemWithItsGoldenAndSuites) {
@@ -342,8 +335,9 @@ TEST(ProblemRegistryTest, TheCheckRefusesAProblem) {
                : absl::OkStatus();
   };
   EXPECT_EQ(
-      RefusedError(tree.problems(), "gather_linear_fp32.textproto", options),
-      "gather_linear_fp32.textproto: example kernel 'k.cu' does not "
+      RefusedError(tree.problems(), "gather_linear_fp32/problem.textproto",
+                   options),
+      "gather_linear_fp32/problem.textproto: example kernel 'k.cu' does not "
       "compile");
   // When every problem is refused, the load fails, saying why for each.
   options.check = [](const v1::Problem&) {
@@ -353,8 +347,8 @@ TEST(ProblemRegistryTest, TheCheckRefusesAProblem) {
       ProblemRegistry::LoadDir(tree.problems().string(), options);
   EXPECT_EQ(registry.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(registry.status().message()),
-              AllOf(HasSubstr("gather_linear_bf16.textproto: no"),
-                    HasSubstr("gather_linear_fp32.textproto: no")));
+              AllOf(HasSubstr("gather_linear_bf16/problem.textproto: no"),
+                    HasSubstr("gather_linear_fp32/problem.textproto: no")));
 }
 
 TEST(ProblemRegistryTest, EmptyOrMissingDir) {
@@ -371,9 +365,11 @@ TEST(ProblemRegistryTest, EmptyOrMissingDir) {
 }
 
 TEST(ProblemRegistryTest, FromProblems) {
-  v1::Problem problem;
-  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
-      ReadText(kProblemsDir + "/gather_linear_fp32.textproto"), &problem));
+  // A problem as a registry holds it: its files' text filled in.
+  absl::StatusOr<std::unique_ptr<ProblemRegistry>> loaded =
+      ProblemRegistry::LoadDir(kProblemsDir);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  v1::Problem problem = **(*loaded)->Find("gather_linear_fp32");
   absl::StatusOr<std::unique_ptr<ProblemRegistry>> registry =
       ProblemRegistry::FromProblems({problem});
   ASSERT_TRUE(registry.ok()) << registry.status();

@@ -29,9 +29,9 @@ std::string DTypeShortName(v1::DType dtype);
 // used is not required; every shape of every set gives every dim a value in
 // its domain (min, max, multiple_of) and names no unknown dim; the default
 // and check shape sets exist; tolerance fields are positive; flops parses;
-// the reference op's required tensors exist with the right rank (for
-// GATHER_LINEAR: x (R,B,H), w (K,R*H), bias (K), out (B,K)). Errors are
-// InvalidArgument naming the problem and the field.
+// the reference is a golden kernel with a baseline and check cases
+// (ValidateProblemData). Errors are InvalidArgument naming the problem and
+// the field.
 absl::Status ValidateProblem(const v1::Problem& problem);
 
 // The dims of `shape` (validated against the problem's domain).

@@ -20,7 +20,7 @@ using ::testing::HasSubstr;
 
 v1::Problem LoadProblem(const std::string& name) {
   std::ifstream in(std::string(KBENCH_SOURCE_DIR) + "/kernels/problems/" +
-                   name + ".textproto");
+                   name + "/problem.textproto");
   EXPECT_TRUE(in.good()) << name;
   std::ostringstream text;
   text << in.rdbuf();
@@ -89,7 +89,7 @@ const Mutation kMutations[] = {
      "entry_point: '1x' is not a C identifier"},
     {"no reference",
      [](v1::Problem* p) { p->set_reference(v1::REFERENCE_OP_UNSPECIFIED); },
-     "reference: unknown reference op"},
+     "reference: must be REFERENCE_OP_GOLDEN_KERNEL, with golden"},
     {"no dims", [](v1::Problem* p) { p->clear_dims(); },
      "dims: a problem needs at least one dim"},
     {"duplicate dim", [](v1::Problem* p) { p->mutable_dims(1)->set_name("R"); },
@@ -231,45 +231,8 @@ const Mutation kMutations[] = {
      "shape_sets[2] (large): time_budget_ms must be >= 0"},
     {"no trials", [](v1::Problem* p) { p->set_trials(0); },
      "trials: must be positive"},
-    {"reference needs dim",
-     [](v1::Problem* p) {
-       p->mutable_dims(3)->set_name("N");
-       Tensor(p, "w")->set_shape(0, "N");
-       Tensor(p, "bias")->set_shape(0, "N");
-       Tensor(p, "out")->set_shape(1, "N");
-       p->set_signature(7, "N");
-       p->set_flops("2*B*N*R*H");
-       for (v1::ShapeSet& set : *p->mutable_shape_sets()) {
-         for (v1::Shape& shape : *set.mutable_shapes()) {
-           (*shape.mutable_dims())["N"] = shape.dims().at("K");
-           shape.mutable_dims()->erase("K");
-         }
-       }
-     },
-     "dims: REFERENCE_OP_GATHER_LINEAR needs dim 'K'"},
-    {"reference needs tensor",
-     [](v1::Problem* p) {
-       Tensor(p, "bias")->set_name("b");
-       p->set_signature(2, "b");
-     },
-     "tensor 'bias': REFERENCE_OP_GATHER_LINEAR needs bias (K) as an input; "
-     "it is missing"},
-    {"reference rank",
-     [](v1::Problem* p) { Tensor(p, "x")->mutable_shape()->RemoveLast(); },
-     "tensor 'x': REFERENCE_OP_GATHER_LINEAR needs x (R, B, H) as an input; "
-     "it has rank 2, not 3"},
-    {"reference shape",
-     [](v1::Problem* p) { Tensor(p, "w")->set_shape(1, "H"); },
-     "tensor 'w': REFERENCE_OP_GATHER_LINEAR needs w (K, R*H) as an input; "
-     "its shape is (K, H)"},
-    {"reference role",
-     [](v1::Problem* p) { Tensor(p, "x")->set_role(v1::TENSOR_ROLE_OUTPUT); },
-     "tensor 'x': REFERENCE_OP_GATHER_LINEAR needs x (R, B, H) as an input; "
-     "its role differs"},
-    {"reference dtypes",
-     [](v1::Problem* p) { Tensor(p, "out")->set_dtype(v1::DTYPE_BF16); },
-     "tensor 'out': REFERENCE_OP_GATHER_LINEAR needs x, w, bias and out to "
-     "share one dtype"},
+    {"no golden", [](v1::Problem* p) { p->clear_golden(); },
+     "golden: REFERENCE_OP_GOLDEN_KERNEL needs golden { file: "},
 };
 
 INSTANTIATE_TEST_SUITE_P(Mutations, ValidateProblemMutationTest,

@@ -301,71 +301,6 @@ absl::Status CheckTolerance(const v1::Problem& problem, const Checker& check) {
   return absl::OkStatus();
 }
 
-// GATHER_LINEAR needs x (R,B,H), w (K,R*H), bias (K), out (B,K), all of one
-// dtype. Shapes are compared by value at probe dims, so "H*R" is as good as
-// "R*H".
-absl::Status CheckGatherLinear(const v1::Problem& problem,
-                               const Checker& check) {
-  for (const char* dim : {"R", "B", "H", "K"}) {
-    if (!IsDim(problem, dim)) {
-      return check.Error(
-          "dims",
-          absl::StrCat("REFERENCE_OP_GATHER_LINEAR needs dim '", dim, "'"));
-    }
-  }
-  struct Want {
-    const char* name;
-    v1::TensorRole role;
-    const char* shape_text;
-    std::vector<std::string> shape;
-  };
-  const Want wants[] = {
-      {"x", v1::TENSOR_ROLE_INPUT, "(R, B, H)", {"R", "B", "H"}},
-      {"w", v1::TENSOR_ROLE_INPUT, "(K, R*H)", {"K", "R*H"}},
-      {"bias", v1::TENSOR_ROLE_INPUT, "(K)", {"K"}},
-      {"out", v1::TENSOR_ROLE_OUTPUT, "(B, K)", {"B", "K"}},
-  };
-  const DimValues probes[] = {{{"R", 2}, {"B", 3}, {"H", 5}, {"K", 7}},
-                              {{"R", 11}, {"B", 13}, {"H", 17}, {"K", 19}}};
-  v1::DType dtype = v1::DTYPE_UNSPECIFIED;
-  for (const Want& want : wants) {
-    const v1::TensorSpec* tensor = FindTensor(problem, want.name);
-    const std::string field = absl::StrCat("tensor '", want.name, "'");
-    const std::string need = absl::StrCat(
-        "REFERENCE_OP_GATHER_LINEAR needs ", want.name, " ", want.shape_text,
-        " as an ", want.role == v1::TENSOR_ROLE_INPUT ? "input" : "output");
-    if (tensor == nullptr) {
-      return check.Error(field, absl::StrCat(need, "; it is missing"));
-    }
-    if (tensor->role() != want.role) {
-      return check.Error(field, absl::StrCat(need, "; its role differs"));
-    }
-    if (tensor->shape_size() != static_cast<int>(want.shape.size())) {
-      return check.Error(
-          field, absl::StrCat(need, "; it has rank ", tensor->shape_size(),
-                              ", not ", want.shape.size()));
-    }
-    for (const DimValues& probe : probes) {
-      for (size_t i = 0; i < want.shape.size(); ++i) {
-        absl::StatusOr<int64_t> got = EvalExpr(tensor->shape(i), probe);
-        absl::StatusOr<int64_t> expected = EvalExpr(want.shape[i], probe);
-        if (!got.ok() || !expected.ok() || *got != *expected) {
-          return check.Error(
-              field, absl::StrCat(need, "; its shape is (",
-                                  absl::StrJoin(tensor->shape(), ", "), ")"));
-        }
-      }
-    }
-    if (dtype == v1::DTYPE_UNSPECIFIED) dtype = tensor->dtype();
-    if (tensor->dtype() != dtype) {
-      return check.Error(field,
-                         "REFERENCE_OP_GATHER_LINEAR needs x, w, bias and out "
-                         "to share one dtype");
-    }
-  }
-  return absl::OkStatus();
-}
-
 // At most this many suites per problem.
 constexpr int kMaxSuites = 16;
 
@@ -416,20 +351,18 @@ absl::Status ValidateProblem(const v1::Problem& problem) {
     return check.Error("entry_point", absl::StrCat("'", problem.entry_point(),
                                                    "' is not a C identifier"));
   }
-  if (problem.reference() != v1::REFERENCE_OP_GATHER_LINEAR &&
-      problem.reference() != v1::REFERENCE_OP_GOLDEN_KERNEL) {
+  // Every reference is data (docs/problems.md): a golden kernel and a
+  // baseline plan.
+  if (problem.reference() != v1::REFERENCE_OP_GOLDEN_KERNEL) {
     return check.Error("reference",
-                       "unknown reference op; known: "
-                       "REFERENCE_OP_GATHER_LINEAR, "
-                       "REFERENCE_OP_GOLDEN_KERNEL");
+                       "must be REFERENCE_OP_GOLDEN_KERNEL, with golden { "
+                       "file: \"golden.cu\" } and a baseline (see "
+                       "docs/problems.md)");
   }
-  const bool golden = problem.reference() == v1::REFERENCE_OP_GOLDEN_KERNEL;
-  if (golden != !problem.golden().file().empty()) {
-    return check.Error(
-        "golden", golden ? "REFERENCE_OP_GOLDEN_KERNEL needs golden { file: "
-                           "\"golden.cu\" }, its CUDA source"
-                         : "a golden kernel is only used with reference: "
-                           "REFERENCE_OP_GOLDEN_KERNEL");
+  if (problem.golden().file().empty()) {
+    return check.Error("golden",
+                       "REFERENCE_OP_GOLDEN_KERNEL needs golden { file: "
+                       "\"golden.cu\" }, its CUDA source");
   }
   RETURN_IF_ERROR(CheckSuites(problem, check));
   RETURN_IF_ERROR(CheckDims(problem, check));
@@ -443,9 +376,6 @@ absl::Status ValidateProblem(const v1::Problem& problem) {
     return check.Error("time_budget_ms", "must be positive");
   }
   if (problem.trials() <= 0) return check.Error("trials", "must be positive");
-  if (problem.reference() == v1::REFERENCE_OP_GATHER_LINEAR) {
-    RETURN_IF_ERROR(CheckGatherLinear(problem, check));
-  }
   RETURN_IF_ERROR(ValidateProblemData(problem));
   return ValidateHoldoutClasses(problem);
 }

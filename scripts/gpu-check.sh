@@ -55,10 +55,8 @@ fi
 
 echo "== ncu: gpu__time_duration of every launch (a second kbd)"
 # A second kbd, under ncu, profiles the launches of the candidate and of the
-# reference (its concat, kbench's GatherKernel, and cuBLASLt's kernels; the
-# golden result's BroadcastRows too, so that the golden's own gather is not
-# taken for the reference's) with kernel replay, caches flushed as ours
-# are, at the default and medium shapes; the log is compared below with
+# reference (the baseline's concat kernel, then cuBLASLt's GEMM; not the
+# golden kernel) with kernel replay, caches flushed as ours are, at the default and medium shapes; the log is compared below with
 # the medians the service reports without ncu. Its runner budgets are
 # scaled (--budget-scale): under kernel replay a job takes many times
 # longer, and a runner killed at its budget shows in ncu's log as "Failed
@@ -77,12 +75,12 @@ echo "== ncu: gpu__time_duration of every launch (a second kbd)"
 # ncu (H100, 2026-12-05); why is not known, so it is not used.
 # Sampling is bounded at 20 s (--timing-max-time-ms): under ncu a sample of
 # kernel and reference takes about a second (0.27 s a profiled launch, H100),
-# and ten or more launches of each are enough for a median. (The bound holds
-# only since the blocker stands aside under ncu; not yet run on a GPU.)
+# and ten or more launches of each are enough for a median (the bound holds
+# since the blocker stands aside under ncu).
 # The launches compared below are the plain ones (check and sampled runs).
 if command -v ncu > /dev/null; then
   ncu --target-processes all --kernel-name-base demangled \
-    -k 'regex:gather_linear|GatherKernel|BroadcastRows|cutlass|splitK|gemm|xmma' \
+    -k 'regex:^(gather_linear|concat)$|cutlass|splitK|gemm|xmma' \
     --metrics gpu__time_duration.sum --clock-control none --csv \
     --log-file "$out/ncu.csv" \
     "$bundle/bin/kbd" --listen 127.0.0.1:50061 --http-listen off \

@@ -204,7 +204,6 @@ absl::Status Kbd::Start() {
   core.job_service.timing_min_samples = o.timing_min_samples;
   core.job_service.timing_max_rel_stderr = o.timing_max_rel_stderr;
   core.job_service.budget_scale = o.budget_scale;
-  core.job_service.run_golden_problems = o.run_golden_problems;
   core.job_service.max_unfinished_jobs = o.max_unfinished_jobs;
   p->core = std::make_unique<Core>(
       core,

@@ -79,9 +79,6 @@ class Kbd {
     double timing_max_rel_stderr = kDefaultMaxRelStderr;
     // Runner budgets are multiplied by this, for runners under a profiler.
     int budget_scale = 1;
-    // Run GPU jobs of golden-kernel problems (verified on the H100 and
-    // H200, 2026-12-05); off, they get FAILED_PRECONDITION.
-    bool run_golden_problems = true;
     // Most jobs unfinished at once; past it submits are RESOURCE_EXHAUSTED.
     int max_unfinished_jobs = 4096;
     // Retention: age limit in days (0 = none) and size limit (0 = none).

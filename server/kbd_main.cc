@@ -168,12 +168,6 @@ int main(int argc, char** argv) {
                  "for or on a GPU); past it a submit is RESOURCE_EXHAUSTED")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
-  app.add_flag("--run-golden-problems,!--no-run-golden-problems",
-               flags.run_golden_problems,
-               "Run GPU jobs of problems whose reference is a golden kernel "
-               "(kernels/problems/*/; on by default); with "
-               "--no-run-golden-problems they get FAILED_PRECONDITION and "
-               "only compile");
   CLI11_PARSE(app, argc, argv);
   kbench::InitLogging("kbd", flags.log_level);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

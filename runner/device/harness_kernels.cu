@@ -82,37 +82,6 @@ __global__ void ToDoubleKernel(const void* src, int dtype, double* dst,
   }
 }
 
-// One thread per element of gathered (B, R*H).
-__global__ void GatherKernel(const void* x, int src_dtype, void* gathered,
-                             int dst_dtype, int R, int B, int H) {
-  const int64_t RH = int64_t(R) * H;
-  const int64_t n = int64_t(B) * RH;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t b = i / RH, j = i % RH;
-    const int64_t r = j / H, h = j % H;
-    const int64_t src = (r * B + b) * H + h;
-    if (src_dtype == dst_dtype && src_dtype == kFp32) {
-      static_cast<float*>(gathered)[i] = static_cast<const float*>(x)[src];
-    } else if (src_dtype == dst_dtype && src_dtype != kFp64) {
-      // Same 16-bit type: copy the bits.
-      static_cast<uint16_t*>(gathered)[i] =
-          static_cast<const uint16_t*>(x)[src];
-    } else {
-      Store(gathered, dst_dtype, i, Load(x, src_dtype, src));
-    }
-  }
-}
-
-__global__ void BroadcastRowsKernel(const double* bias, double* out, int B,
-                                    int K) {
-  const int64_t n = int64_t(B) * K;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    out[i] = bias[i % K];
-  }
-}
-
 __global__ void BlockStreamKernel(const volatile int* flag, int* timed_out,
                                   uint64_t timeout_ns) {
   uint64_t start;
@@ -240,29 +209,6 @@ cudaError_t LaunchFillNaN(void* dst, int dtype, int64_t n,
 cudaError_t LaunchToDouble(const void* src, int dtype, double* dst, int64_t n,
                            cudaStream_t stream) {
   ToDoubleKernel<<<Blocks(n), kThreads, 0, stream>>>(src, dtype, dst, n);
-  return cudaGetLastError();
-}
-
-cudaError_t LaunchGatherToDouble(const void* x, int dtype, double* gathered,
-                                 int R, int B, int H, cudaStream_t stream) {
-  const int64_t n = int64_t(B) * R * H;
-  GatherKernel<<<Blocks(n), kThreads, 0, stream>>>(x, dtype, gathered, kFp64, R,
-                                                   B, H);
-  return cudaGetLastError();
-}
-
-cudaError_t LaunchBroadcastRows(const double* bias, double* out, int B, int K,
-                                cudaStream_t stream) {
-  BroadcastRowsKernel<<<Blocks(int64_t(B) * K), kThreads, 0, stream>>>(
-      bias, out, B, K);
-  return cudaGetLastError();
-}
-
-cudaError_t LaunchConcatLastDim(const void* x, void* gathered, int dtype, int R,
-                                int B, int H, cudaStream_t stream) {
-  const int64_t n = int64_t(B) * R * H;
-  GatherKernel<<<Blocks(n), kThreads, 0, stream>>>(x, dtype, gathered, dtype, R,
-                                                   B, H);
   return cudaGetLastError();
 }
 

@@ -44,20 +44,6 @@ cudaError_t LaunchFillNaN(void* dst, int dtype, int64_t n, cudaStream_t stream);
 cudaError_t LaunchToDouble(const void* src, int dtype, double* dst, int64_t n,
                            cudaStream_t stream);
 
-// Gather of x (R, B, H) into gathered (B, R*H), in fp64:
-// gathered[b][r*H + h] = (double)x[r][b][h].
-cudaError_t LaunchGatherToDouble(const void* x, int dtype, double* gathered,
-                                 int R, int B, int H, cudaStream_t stream);
-
-// out[b][k] = bias[k] for b < B, k < K (fp64).
-cudaError_t LaunchBroadcastRows(const double* bias, double* out, int B, int K,
-                                cudaStream_t stream);
-
-// The eager reference's concat (as torch.cat of the R shards along the last
-// dim): gathered[b][r*H + h] = x[r][b][h], in the dtype.
-cudaError_t LaunchConcatLastDim(const void* x, void* gathered, int dtype, int R,
-                                int B, int H, cudaStream_t stream);
-
 // Spins one thread until *flag != 0 (host-mapped memory) or `timeout_ns` of
 // GPU time passed; on timeout writes 1 to *timed_out. Holds the stream so
 // that work queued behind it runs back to back, free of host launch gaps

@@ -19,10 +19,11 @@ v1::MatmulStep Linear() {
   return s;
 }
 
-TEST(MatmulLayoutTest, FLinearIsTheGatherLinearReferencesCall) {
-  // What runner/reference/gather_linear_reference.cc passes cuBLASLt by
-  // hand: A = w (R*H x K, transposed), B = gathered (R*H x B), D = out^T
-  // (K x B), bias of K.
+TEST(MatmulLayoutTest, FLinearIsTheCallAnExpertWouldWrite) {
+  // gather_linear's F.linear step, as cuBLASLt is called by hand for a
+  // row-major linear layer (and as kbench's C++ reference once did):
+  // A = w (R*H x K, transposed), B = gathered (R*H x B), D = out^T (K x B),
+  // bias of K.
   auto l = LayOutMatmul(Linear(), {{"R", 4}, {"B", 12}, {"H", 32}, {"K", 56}});
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_EQ(l->m, 56);

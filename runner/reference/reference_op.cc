@@ -5,7 +5,6 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "runner/device/cuda_status.h"
-#include "runner/reference/gather_linear_reference.h"
 #include "runner/reference/golden_kernel_reference.h"
 
 namespace kbench {
@@ -27,30 +26,16 @@ absl::Status ReferenceOp::Golden(
 }
 
 absl::StatusOr<std::unique_ptr<ReferenceOp>> MakeReferenceOp(
-    const v1::Problem& problem, DeviceContext* ctx) {
-  switch (problem.reference()) {
-    case v1::REFERENCE_OP_GATHER_LINEAR:
-      return std::unique_ptr<ReferenceOp>(new GatherLinearReference(ctx));
-    case v1::REFERENCE_OP_GOLDEN_KERNEL:
-      return absl::FailedPreconditionError(absl::StrCat(
-          "problem '", problem.name(),
-          "' is checked against its golden kernel, whose cubin comes with "
-          "a job: make its reference from the job"));
-    default:
-      return absl::UnimplementedError(
-          absl::StrCat("this runner has no reference for problem '",
-                       problem.name(), "' (op ", problem.reference(), ")"));
-  }
-}
-
-absl::StatusOr<std::unique_ptr<ReferenceOp>> MakeReferenceOp(
     const v1::RunnerJob& job, DeviceContext* ctx) {
-  if (job.problem().reference() == v1::REFERENCE_OP_GOLDEN_KERNEL) {
-    ASSIGN_OR_RETURN(std::unique_ptr<GoldenKernelReference> r,
-                     GoldenKernelReference::Create(job, ctx));
-    return std::unique_ptr<ReferenceOp>(std::move(r));
+  if (job.problem().reference() != v1::REFERENCE_OP_GOLDEN_KERNEL) {
+    return absl::UnimplementedError(
+        absl::StrCat("this runner has no reference for problem '",
+                     job.problem().name(), "' (op ", job.problem().reference(),
+                     "): every problem's reference is its golden kernel"));
   }
-  return MakeReferenceOp(job.problem(), ctx);
+  ASSIGN_OR_RETURN(std::unique_ptr<GoldenKernelReference> r,
+                   GoldenKernelReference::Create(job, ctx));
+  return std::unique_ptr<ReferenceOp>(std::move(r));
 }
 
 }  // namespace kbench

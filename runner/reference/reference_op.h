@@ -1,6 +1,7 @@
-// ReferenceOp: what a candidate is compared with. Each problem's `reference`
-// enum value names one implementation (see MakeReferenceOp); everything else
-// about a problem is data.
+// ReferenceOp: what a candidate is compared with. Every problem's is its
+// golden kernel and baseline, which come with the job as data
+// (GoldenKernelReference); the interface keeps the evaluator apart from
+// how a reference is built.
 //
 // Two roles, kept apart on purpose:
 //  - DeviceGolden(): the fp64 result that decides correctness;
@@ -91,14 +92,9 @@ class ReferenceOp {
   virtual EagerPipeline* Expert() { return nullptr; }
 };
 
-// The implementation for `problem.reference()`; Unimplemented for an op
-// this runner does not know, FailedPrecondition for a golden kernel (whose
-// cubins come with a job: use the overload below).
-absl::StatusOr<std::unique_ptr<ReferenceOp>> MakeReferenceOp(
-    const v1::Problem& problem, DeviceContext* ctx);
-
-// The implementation for `job`'s problem: a golden kernel's reference loads
-// the golden and baseline cubins the job carries. `job` must outlive it.
+// The reference of `job`'s problem: it loads the golden, baseline and expert
+// cubins the job carries; Unimplemented for a problem whose reference is not
+// a golden kernel. `job` must outlive it.
 absl::StatusOr<std::unique_ptr<ReferenceOp>> MakeReferenceOp(
     const v1::RunnerJob& job, DeviceContext* ctx);
 

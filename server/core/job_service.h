@@ -77,11 +77,6 @@ class JobService {
     // kernel, so a job takes many times longer and would be killed at its
     // budget).
     int budget_scale = 1;
-    // Whether GPU jobs of golden-kernel problems (issue 16) are run. An
-    // operator may turn them off (kbd --no-run-golden-problems): such
-    // problems then answer FAILED_PRECONDITION to the GPU tools, compile
-    // works.
-    bool run_golden_problems = true;
     // Most jobs unfinished at once (queued, compiling, waiting for or on a
     // GPU): past it a submit is RESOURCE_EXHAUSTED, so that no client can
     // fill kbd's memory and queue (a sweep counts all its kernels).

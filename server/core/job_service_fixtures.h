@@ -61,12 +61,9 @@ class JobServiceFixture : public ::testing::Test {
  protected:
   void SetUp() override { Build(); }
 
-  // Builds the core (as server/kbd.cc does) on the store in dir_. Golden-
-  // kernel problems are off unless asked for (kbd's default is on), so
-  // that tests of the built-in problems see the gate too.
+  // Builds the core (as server/kbd.cc does) on the store in dir_.
   void Build(absl::Duration worker_grace = absl::ZeroDuration(),
-             int budget_scale = 1, bool run_golden_problems = false,
-             int max_unfinished_jobs = 4096) {
+             int budget_scale = 1, int max_unfinished_jobs = 4096) {
     auto store = Store::Open({dir_.path() + "/kbench.db"});
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
@@ -80,7 +77,6 @@ class JobServiceFixture : public ::testing::Test {
     Core::Options o;
     o.job_service.worker_grace = worker_grace;
     o.job_service.budget_scale = budget_scale;
-    o.job_service.run_golden_problems = run_golden_problems;
     o.job_service.max_unfinished_jobs = max_unfinished_jobs;
     // kbd's secret file in the same directory: a restart keeps it.
     auto keys = HoldoutKeys::Load({"", dir_.path()});

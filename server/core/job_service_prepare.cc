@@ -137,19 +137,6 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
   if (problem_name.empty()) problem_name = options_.default_problem;
   ASSIGN_OR_RETURN(p.problem, problems_->Find(problem_name));
   p.request.set_problem(problem_name);
-  // An operator can keep golden-kernel problems to compile only
-  // (--no-run-golden-problems).
-  if (p.problem->reference() == v1::REFERENCE_OP_GOLDEN_KERNEL &&
-      kind != v1::JOB_KIND_COMPILE && !options_.run_golden_problems) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "problem '", problem_name,
-        "' is checked against its golden kernel, and this kbd was started "
-        "with --no-run-golden-problems, so it runs no such problem on a "
-        "GPU: compile_kernel works on it; run_correctness, profile_kernel, "
-        "sanitize_kernel and submit_kernel do not. Ask its operator, or "
-        "pick a problem whose reference is built in (gather_linear_fp32, "
-        "gather_linear_bf16)"));
-  }
   // The timer tells a candidate's kernels from its baselines' by their
   // names where their order does not (CUPTI's records name a kernel, not
   // its module): the names must differ.

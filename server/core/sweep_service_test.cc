@@ -143,7 +143,7 @@ TEST_F(SweepServiceTest, ARowRefusedForANonAsciiPlanIsStoredAndSaysWhy) {
               HasSubstr("\xc3\x97"));
 }
 
-TEST_F(SweepServiceTest, ACorrectnessSweepRunsOnAWorkerAndGatedRowsSayWhy) {
+TEST_F(SweepServiceTest, ACorrectnessSweepRunsOnAWorker) {
   workers_->Touch(testing::Worker(), absl::Now());
   v1::SubmitSweepRequest request;
   request.set_suite("collectives");
@@ -153,32 +153,28 @@ TEST_F(SweepServiceTest, ACorrectnessSweepRunsOnAWorkerAndGatedRowsSayWhy) {
   *request.add_kernels() = Example("linear_reduce_scatter_fp32");
   absl::StatusOr<v1::Sweep> sweep = sweeps()->Submit(request);
   ASSERT_TRUE(sweep.ok()) << sweep.status();
-  EXPECT_EQ(sweep->jobs(), 2);
-  // With golden-kernel problems turned off (the fixture's default, as kbd
-  // --no-run-golden-problems), that row says so and the others run.
-  const v1::SweepRow* gated = Row(*sweep, "linear_reduce_scatter_fp32");
-  ASSERT_NE(gated, nullptr);
-  EXPECT_TRUE(gated->job_id().empty());
-  EXPECT_EQ(gated->error().code(), 9);  // FAILED_PRECONDITION.
-  EXPECT_THAT(gated->error().message(),
-              HasSubstr("kernels[2] (linear_reduce_scatter_fp32.cu): "));
+  EXPECT_EQ(sweep->jobs(), 3);
 
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < 3; ++i) {
     const std::string worker_id = absl::StrCat("host:gpu", i);
     const v1::WorkerInfo worker = testing::Worker(worker_id);
     workers_->Touch(worker, absl::Now());
     const std::optional<Scheduler::Lease> lease =
         LeaseAs(worker, absl::Seconds(20));
     ASSERT_TRUE(lease.has_value());
+    // Every problem is data: each job carries its golden's cubin.
+    EXPECT_FALSE(lease->job.golden_cubin().empty());
     ASSERT_TRUE(scheduler_
                     ->Complete(worker_id, lease->lease_id,
                                testing::PassedFor(lease->job))
                     .ok());
   }
   const v1::Sweep done = WaitDone(sweep->id());
-  EXPECT_EQ(done.passed(), 2);
+  EXPECT_EQ(done.passed(), 3);
   EXPECT_EQ(Row(done, "gather_linear_fp32")->verdict(), v1::VERDICT_PASSED);
   EXPECT_EQ(Row(done, "gather_linear_bf16")->verdict(), v1::VERDICT_PASSED);
+  EXPECT_EQ(Row(done, "linear_reduce_scatter_fp32")->verdict(),
+            v1::VERDICT_PASSED);
   EXPECT_TRUE(Row(done, "allreduce_residual_rmsnorm_fp32")->job_id().empty());
 }
 
@@ -277,7 +273,7 @@ TEST_F(SweepServiceTest, ABatchThatCannotBeASweepIsRefusedWhole) {
 // A full kbd refuses a sweep whole (no half sweep), and then single jobs.
 TEST_F(SweepServiceTest, AFullKbdRefusesASweepWholeAndThenAJob) {
   Destroy();
-  Build(absl::ZeroDuration(), 1, false, /*max_unfinished_jobs=*/2);
+  Build(absl::ZeroDuration(), 1, /*max_unfinished_jobs=*/2);
   workers_->Touch(testing::Worker(), absl::Now());
   // Correctness jobs stay unfinished: no worker leases them.
   ASSERT_TRUE(service_->Submit(v1::JOB_KIND_CORRECTNESS, Request()).ok());

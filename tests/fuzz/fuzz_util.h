@@ -16,8 +16,9 @@
 namespace kbench {
 namespace fuzz {
 
-// kernels/problems/*.textproto of the source tree this build came from, in
-// file-name order. Aborts (with the path) when none can be read: a fuzz
+// The problem files of kernels/problems of the source tree this build came
+// from (NAME.textproto and NAME/problem.textproto), gather_linear's first,
+// the rest in path order. Aborts (with the path) when none can be read: a fuzz
 // target that silently lost its problems would fuzz nothing.
 const std::vector<v1::Problem>& ShippedProblems();
 

@@ -29,6 +29,7 @@
 #include "runner/evaluator.h"
 #include "testing/process.h"
 #include "tests/gpu/device_test.h"
+#include "tests/gpu/trusted_kernels_fixtures.h"
 
 namespace kbench {
 namespace {
@@ -126,6 +127,9 @@ class HardeningTest : public DeviceTest {
       job.set_cubin(out->cubin);
       job.set_cubin_arch(arch);
     }
+    // As kbd does: the problem's golden and baseline kernels too.
+    const absl::Status trusted = testing::AttachTrustedKernels(*p, arch, &job);
+    EXPECT_TRUE(trusted.ok()) << trusted;
     for (const std::string& name : p->check_shape_sets()) {
       for (const v1::ShapeSet& s : p->shape_sets()) {
         if (s.name() == name) *job.add_check_sets() = s;

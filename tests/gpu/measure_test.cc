@@ -28,6 +28,7 @@
 #include "runner/timing/interleaved_sampler.h"
 #include "testing/process.h"
 #include "tests/gpu/device_test.h"
+#include "tests/gpu/trusted_kernels_fixtures.h"
 
 namespace kbench {
 namespace {
@@ -408,6 +409,9 @@ TEST_F(MeasureTest, InputsAreSeededAndInRange) {
   EXPECT_NE(ha, hb);
 }
 
+// gather_linear_fp32's golden kernel (kernels/problems/gather_linear_fp32/
+// golden.cu) against the statement computed here, on random inputs; its
+// baseline (concat + cuBLASLt with bias) against the golden.
 TEST_F(MeasureTest, GoldenMatchesAHostComputation) {
   auto registry =
       ProblemRegistry::LoadDir(testing::SourcePath("kernels/problems"));
@@ -417,8 +421,13 @@ TEST_F(MeasureTest, GoldenMatchesAHostComputation) {
   auto tensors = TensorSet::Allocate(*problem, dims);
   ASSERT_TRUE(tensors.ok());
   ASSERT_TRUE(tensors->FillInputs(7, ctx_->stream()).ok());
-  auto ref = MakeReferenceOp(*problem, ctx_.get());
-  ASSERT_TRUE(ref.ok());
+  v1::RunnerJob job;  // Outlives the reference, which borrows it.
+  *job.mutable_problem() = *problem;
+  const absl::Status attached =
+      testing::AttachTrustedKernels(*problem, ctx_->spec().arch(), &job);
+  ASSERT_TRUE(attached.ok()) << attached;
+  auto ref = MakeReferenceOp(job, ctx_.get());
+  ASSERT_TRUE(ref.ok()) << ref.status();
   std::map<std::string, std::vector<double>> golden;
   ASSERT_TRUE((*ref)->Golden(*tensors, &golden).ok());
   std::vector<double> x, w, bias;

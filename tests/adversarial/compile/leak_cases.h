@@ -176,14 +176,15 @@ struct Canaries {
     }
     WriteFile(
         problem_file,
-        absl::StrCat(ReadBytes(SourceDir() + "/kernels/problems/"
-                                             "gather_linear_fp32.textproto"),
-                     "shape_sets { name: \"operator_holdout\" hidden: true "
-                     "shapes { name: \"",
-                     hidden_shape,
-                     "\" dims { key: \"R\" value: 3 } dims { key: \"B\" "
-                     "value: 5 } dims { key: \"H\" value: 7 } dims { key: "
-                     "\"K\" value: 9 } } }\n"));
+        absl::StrCat(
+            ReadBytes(SourceDir() + "/kernels/problems/gather_linear_fp32/"
+                                    "problem.textproto"),
+            "shape_sets { name: \"operator_holdout\" hidden: true "
+            "shapes { name: \"",
+            hidden_shape,
+            "\" dims { key: \"R\" value: 3 } dims { key: \"B\" "
+            "value: 5 } dims { key: \"H\" value: 7 } dims { key: "
+            "\"K\" value: 9 } } }\n"));
     secrets.push_back(
         {"the hidden shape of an operator's problem file", hidden_shape});
     // has_include_probe pastes this identifier only if its probe succeeded.

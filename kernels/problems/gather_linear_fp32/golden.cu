@@ -1,5 +1,7 @@
-// The golden of gather_linear_fp32_golden: every output in fp64, from fp64
-// copies of the inputs, one thread per output element.
+// The golden of gather_linear_fp32: every output in fp64, from fp64 copies
+// of the inputs, one thread per output element. Not timed, but it decides
+// the hidden cases, so it stays obviously correct: the loops are the
+// statement's. Offsets are 64-bit: K*R*H exceeds 2^31 in the domain.
 // @kb launch golden grid(B, cdiv(K, 128)) block(128)
 extern "C" __global__ void golden(const double* x, const double* w,
                                   const double* bias, double* out, int R, int B,
