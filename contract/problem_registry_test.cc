@@ -136,6 +136,28 @@ TEST(ProblemRegistryTest, ParseErrorNamesTheFile) {
                                            "parse the problem: "));
 }
 
+// An operator's problem file from before gather_linear became data names
+// the removed C++ reference: refused at its line, the other problems load.
+TEST(ProblemRegistryTest, TheRemovedCxxReferenceIsRefusedWithItsLine) {
+  TempTree tree;
+  tree.CopyShipped();
+  fs::create_directories(tree.problems() / "old");
+  std::string text =
+      ReadText(tree.problems() / "gather_linear_fp32" / "problem.textproto");
+  const std::string from = "reference: REFERENCE_OP_GOLDEN_KERNEL";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(),
+               "reference: REFERENCE_OP_GATHER_LINEAR");
+  text.replace(text.find("name: \"gather_linear_fp32\""),
+               std::string("name: \"gather_linear_fp32\"").size(),
+               "name: \"old\"");
+  WriteText(tree.problems() / "old" / "problem.textproto", text);
+  EXPECT_THAT(RefusedError(tree.problems(), "old/problem.textproto"),
+              AllOf(HasSubstr("old/problem.textproto:"),
+                    HasSubstr("cannot parse the problem"),
+                    HasSubstr("REFERENCE_OP_GATHER_LINEAR")));
+}
+
 TEST(ProblemRegistryTest, InvalidProblemNamesTheFile) {
   TempTree tree;
   tree.CopyShipped();

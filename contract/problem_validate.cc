@@ -8,12 +8,10 @@
 #include <set>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "base/untrusted_input.h"
 #include "contract/expr.h"

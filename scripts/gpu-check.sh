@@ -75,8 +75,8 @@ echo "== ncu: gpu__time_duration of every launch (a second kbd)"
 # ncu (H100, 2026-12-05); why is not known, so it is not used.
 # Sampling is bounded at 20 s (--timing-max-time-ms): under ncu a sample of
 # kernel and reference takes about a second (0.27 s a profiled launch, H100),
-# and ten or more launches of each are enough for a median (the bound holds
-# since the blocker stands aside under ncu).
+# and ten or more launches of each are enough for a median. (The bound holds
+# only since the blocker stands aside under ncu; not yet run on a GPU.)
 # The launches compared below are the plain ones (check and sampled runs).
 if command -v ncu > /dev/null; then
   ncu --target-processes all --kernel-name-base demangled \
