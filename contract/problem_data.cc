@@ -364,12 +364,6 @@ absl::Status ValidateProblemData(const v1::Problem& p) {
     RETURN_IF_ERROR(CheckExpr(p, "min_bytes", p.min_bytes()));
   }
   RETURN_IF_ERROR(CheckInputs(p));
-  if (p.reference() != v1::REFERENCE_OP_GOLDEN_KERNEL) {
-    return Error(p, "reference",
-                 "must be REFERENCE_OP_GOLDEN_KERNEL: every problem is "
-                 "checked against its golden kernel and timed against its "
-                 "baseline");
-  }
   RETURN_IF_ERROR(CheckStepShapes(p, p.baseline(), "baseline"));
   if (p.has_expert()) {
     RETURN_IF_ERROR(CheckStepShapes(p, p.expert(), "expert"));

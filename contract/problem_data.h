@@ -29,7 +29,7 @@ inline constexpr int64_t kMaxCheckCaseValues = int64_t{1} << 16;
 
 // Input distributions, the baseline's steps as far as they can be checked
 // without its file's plan, the check cases and min_bytes. Called by
-// ValidateProblem.
+// ValidateProblem, which has checked that the reference is a golden kernel.
 absl::Status ValidateProblemData(const v1::Problem& problem);
 
 // The baseline's steps against the launch plan of its file (null when it

@@ -162,9 +162,10 @@ TEST_F(ProblemDataTest, AGoldenProblemNeedsABaselineAndACheckCase) {
               HasSubstr("needs a baseline with at least one step"));
   EXPECT_THAT(With([](v1::Problem* p) { p->clear_check_cases(); }).message(),
               HasSubstr("at least one check case"));
-  EXPECT_THAT(With([](v1::Problem* p) {
-                p->set_reference(v1::REFERENCE_OP_UNSPECIFIED);
-              }).message(),
+  // The reference itself is ValidateProblem's to check.
+  v1::Problem unspecified = problem_;
+  unspecified.set_reference(v1::REFERENCE_OP_UNSPECIFIED);
+  EXPECT_THAT(ValidateProblem(unspecified).message(),
               HasSubstr("reference: must be REFERENCE_OP_GOLDEN_KERNEL"));
   EXPECT_THAT(With([](v1::Problem* p) {
                 p->mutable_baseline()->clear_file();

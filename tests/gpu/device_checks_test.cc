@@ -2,7 +2,8 @@
 // the host loops that specify them (compare_math.h, run_checks.h): the
 // same counts, maxima and first index, the same keyed checksum, sums equal
 // to rounding, at sizes of one block and of many, with NaN, infinities and
-// mismatches in the data. Skips without an NVIDIA GPU.
+// mismatches in the data; and gather_linear's golden kernel against the
+// statement computed on the host. Skips without an NVIDIA GPU.
 #include "runner/device/device_checks.h"
 
 #include <cuda_bf16.h>
@@ -11,7 +12,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "contract/problem_registry.h"
@@ -20,8 +23,10 @@
 #include "runner/device/tensor_set.h"
 #include "runner/host/compare_math.h"
 #include "runner/host/run_checks.h"
+#include "runner/reference/reference_op.h"
 #include "testing/process.h"
 #include "tests/gpu/device_test.h"
+#include "tests/gpu/trusted_kernels_fixtures.h"
 
 namespace kbench {
 namespace {
@@ -229,6 +234,62 @@ TEST_F(DeviceChecksTest, TensorSetChecksumsSeeAOneBitChangeInAnInput) {
   ASSERT_TRUE(tensors->InputChecksums(s, &after).ok());
   EXPECT_NE(after[0], before[0]);
   EXPECT_NE(tensors->DescribeInputChanges(before, after), "");
+}
+
+// gather_linear_fp32's golden kernel (kernels/problems/gather_linear_fp32/
+// golden.cu) against the statement computed here, on random inputs; its
+// baseline (concat + cuBLASLt with bias) against the golden.
+TEST_F(DeviceChecksTest, GoldenMatchesAHostComputation) {
+  auto registry =
+      ProblemRegistry::LoadDir(testing::SourcePath("kernels/problems"));
+  ASSERT_TRUE(registry.ok()) << registry.status();
+  const v1::Problem* problem = *(*registry)->Find("gather_linear_fp32");
+  const DimValues dims = {{"R", 3}, {"B", 5}, {"H", 7}, {"K", 11}};
+  auto tensors = TensorSet::Allocate(*problem, dims);
+  ASSERT_TRUE(tensors.ok());
+  ASSERT_TRUE(tensors->FillInputs(7, ctx_->stream()).ok());
+  v1::RunnerJob job;  // Outlives the reference, which borrows it.
+  *job.mutable_problem() = *problem;
+  const absl::Status attached =
+      testing::AttachTrustedKernels(*problem, ctx_->spec().arch(), &job);
+  ASSERT_TRUE(attached.ok()) << attached;
+  auto ref = MakeReferenceOp(job, ctx_.get());
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  std::map<std::string, std::vector<double>> golden;
+  ASSERT_TRUE((*ref)->Golden(*tensors, &golden).ok());
+  std::vector<double> x, w, bias;
+  ASSERT_TRUE(
+      tensors->ReadAsDouble(*tensors->Find("x"), ctx_->stream(), &x).ok());
+  ASSERT_TRUE(
+      tensors->ReadAsDouble(*tensors->Find("w"), ctx_->stream(), &w).ok());
+  ASSERT_TRUE(
+      tensors->ReadAsDouble(*tensors->Find("bias"), ctx_->stream(), &bias)
+          .ok());
+  const int R = 3, B = 5, H = 7, K = 11;
+  ASSERT_EQ(golden["out"].size(), size_t(B * K));
+  for (int b = 0; b < B; ++b) {
+    for (int k = 0; k < K; ++k) {
+      double acc = bias[k];
+      for (int r = 0; r < R; ++r) {
+        for (int h = 0; h < H; ++h) {
+          acc += x[(r * B + b) * H + h] * w[k * R * H + r * H + h];
+        }
+      }
+      EXPECT_NEAR(golden["out"][b * K + k], acc, 1e-12)
+          << "b=" << b << " k=" << k;
+    }
+  }
+  // The eager reference pipeline agrees with the golden result.
+  ASSERT_TRUE((*ref)->PrepareEager(*tensors).ok());
+  ASSERT_TRUE((*ref)->RunEager().ok());
+  std::vector<double> eager;
+  ASSERT_TRUE(
+      tensors->ReadAsDouble(*(*ref)->EagerOutput("out"), ctx_->stream(), &eager)
+          .ok());
+  for (size_t i = 0; i < eager.size(); ++i) {
+    EXPECT_NEAR(eager[i], golden["out"][i], 1e-4);
+  }
+  EXPECT_GE((*ref)->EagerLaunches(), 2);
 }
 
 }  // namespace

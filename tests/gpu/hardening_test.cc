@@ -99,13 +99,19 @@ class HardeningTest : public DeviceTest {
     auto reg = ProblemRegistry::LoadDir(ProblemRegistry::DefaultDir());
     ASSERT_TRUE(reg.ok()) << reg.status();
     registry_ = std::move(*reg);
+    // As kbd does once per problem and arch: the golden and baseline
+    // kernels, compiled here once and copied into every job.
+    const absl::Status trusted =
+        testing::AttachTrustedKernels(**registry_->Find("gather_linear_fp32"),
+                                      ctx_->spec().arch(), &trusted_);
+    ASSERT_TRUE(trusted.ok()) << trusted;
   }
 
   // A job as kbd would build it (check sets, hidden sets for submit).
   v1::RunnerJob Job(v1::JobKind kind, const std::string& source,
                     int min_samples = 0) {
     const v1::Problem* p = *registry_->Find("gather_linear_fp32");
-    v1::RunnerJob job;
+    v1::RunnerJob job = trusted_;  // The problem's trusted kernels.
     job.set_job_id("t");
     job.set_kind(kind);
     *job.mutable_problem() = *p;
@@ -127,9 +133,6 @@ class HardeningTest : public DeviceTest {
       job.set_cubin(out->cubin);
       job.set_cubin_arch(arch);
     }
-    // As kbd does: the problem's golden and baseline kernels too.
-    const absl::Status trusted = testing::AttachTrustedKernels(*p, arch, &job);
-    EXPECT_TRUE(trusted.ok()) << trusted;
     for (const std::string& name : p->check_shape_sets()) {
       for (const v1::ShapeSet& s : p->shape_sets()) {
         if (s.name() == name) *job.add_check_sets() = s;
@@ -175,6 +178,7 @@ class HardeningTest : public DeviceTest {
 
   std::unique_ptr<Evaluator> eval_;
   std::unique_ptr<ProblemRegistry> registry_;
+  v1::RunnerJob trusted_;  // Only the trusted kernels' fields set.
   uint64_t seed_ = 1000;
 };
 
