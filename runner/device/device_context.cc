@@ -56,12 +56,6 @@ absl::Status DeviceContext::Init(const Options& options) {
       cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
       "creating the stream");
   if (!options.blas) return ReadSpec();
-  if (cublasCreate(&cublas_) != CUBLAS_STATUS_SUCCESS) {
-    return absl::InternalError("cublasCreate failed");
-  }
-  cublasSetStream(cublas_, stream_);
-  // The golden result is fp64 and must stay exact to fp64 rounding.
-  cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH);
   if (cublasLtCreate(&cublaslt_) != CUBLAS_STATUS_SUCCESS) {
     return absl::InternalError("cublasLtCreate failed");
   }
@@ -121,7 +115,6 @@ absl::Status DeviceContext::ReadSpec() {
 DeviceContext::~DeviceContext() {
   lt_workspace_.Reset();
   if (cublaslt_ != nullptr) cublasLtDestroy(cublaslt_);
-  if (cublas_ != nullptr) cublasDestroy(cublas_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 

@@ -9,7 +9,6 @@
 #define KBENCH_RUNNER_DEVICE_DEVICE_CONTEXT_H_
 
 #include <cublasLt.h>
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -28,8 +27,8 @@ class DeviceContext {
     int device = 0;
     // cuBLASLt workspace, in bytes (PyTorch uses 32 MiB on Hopper).
     size_t cublaslt_workspace_bytes = 32u << 20;
-    // Create the cuBLAS and cuBLASLt handles (and the workspace); false for
-    // a child that runs no reference (cublas() and cublaslt() are null).
+    // Create the cuBLASLt handle and its workspace (the baselines' matmul
+    // steps); false for a child that runs no reference (cublaslt() is null).
     bool blas = true;
   };
 
@@ -44,7 +43,6 @@ class DeviceContext {
 
   const CudaDriver& driver() const { return driver_; }
   cudaStream_t stream() const { return stream_; }
-  cublasHandle_t cublas() const { return cublas_; }
   cublasLtHandle_t cublaslt() const { return cublaslt_; }
   void* lt_workspace() const { return lt_workspace_.get(); }
   size_t lt_workspace_bytes() const { return lt_workspace_.bytes(); }
@@ -60,7 +58,6 @@ class DeviceContext {
   CudaDriver driver_;
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
-  cublasHandle_t cublas_ = nullptr;
   cublasLtHandle_t cublaslt_ = nullptr;
   DeviceBuffer lt_workspace_;
   v1::GpuSpec spec_;

@@ -1,9 +1,8 @@
 // SweepService on kbd's core in-process (JobServiceFixture: a real Store,
 // the shipped problems, NVRTC in this process): a compile sweep of the core
 // suite end to end, a correctness sweep whose jobs a worker played by the
-// test runs (and whose golden-kernel problems are refused per row while
-// their GPU path is gated), every refusal of a batch that cannot be a
-// sweep, and a sweep read back after a restart.
+// test runs, every refusal of a batch that cannot be a sweep, and a sweep
+// read back after a restart.
 #include "server/core/sweep_service.h"
 
 #include <gmock/gmock.h>
