@@ -205,7 +205,7 @@ absl::Status CompareOutputs(
   return CompareOutputsFrom(
       problem, tensors, golden, stream, trial,
       [read_from](const TensorSet::Tensor& t) {
-        return read_from ? read_from->EagerOutput(t.spec->name()) : &t;
+        return read_from ? read_from->Eager()->Output(t.spec->name()) : &t;
       });
 }
 
@@ -322,7 +322,7 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
       // where the library supports the shape (cuBLASLt may refuse odd
       // bf16 leading dimensions); elsewhere the two runs are back to back.
       bool eager_ok = true;
-      if (absl::Status st = reference_->PrepareEager(tensors); !st.ok()) {
+      if (absl::Status st = reference_->Eager()->Prepare(tensors); !st.ok()) {
         // A library's message may give the shape: not for a hidden case.
         spdlog::warn("no eager reference between runs on {}: {}", shown_where,
                      set.hidden() ? "(details withheld: a hidden case)"
@@ -388,7 +388,7 @@ absl::Status CorrectnessChecker::Run(const v1::RunnerJob& job,
         std::vector<DeviceBuffer> first;
         if (trial->passed()) RETURN_IF_ERROR(CopyOutputs(tensors, s, &first));
         if (eager_ok) {
-          absl::Status st = reference_->RunEager();
+          absl::Status st = reference_->Eager()->Run();
           if (st.ok()) {
             CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s),
                                  "running the reference between the two runs");

@@ -92,8 +92,8 @@ absl::Status ProblemCheck::Run(const v1::RunnerJob& job,
   RETURN_IF_ERROR(tensors.FillInputs(TrialSeed(job.seed(), 1 << 22, 0, 0), s));
   std::map<std::string, std::vector<double>> golden;
   RETURN_IF_ERROR(reference->Golden(tensors, &golden));
-  RETURN_IF_ERROR(reference->PrepareEager(tensors));
-  RETURN_IF_ERROR(reference->RunEager());
+  RETURN_IF_ERROR(reference->Eager()->Prepare(tensors));
+  RETURN_IF_ERROR(reference->Eager()->Run());
   CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s), "running the baseline");
   v1::TrialResult trial;
   RETURN_IF_ERROR(

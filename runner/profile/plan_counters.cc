@@ -179,11 +179,11 @@ absl::Status PlanCounters::Add(ProfilePreset preset, const Candidate& candidate,
     passes = std::max(passes, cached->second.second);
   } else {
     const std::function<absl::Status()> run_reference = [reference]() {
-      return reference->RunEager();
+      return reference->Eager()->Run();
     };
     absl::StatusOr<CounterProfiler::Collection> ref =
         (*profiler)->Collect(metrics, flush, L2Flusher::kKernels, run_reference,
-                             sized_image ? reference->EagerKernels() : 0);
+                             sized_image ? reference->Eager()->Kernels() : 0);
     if (ref.ok()) {
       double total_us = 0;
       for (const CounterProfiler::Range& r : ref->ranges) {

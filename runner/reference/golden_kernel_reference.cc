@@ -132,27 +132,4 @@ absl::Status GoldenKernelReference::RunGolden(const TensorSet& tensors,
   return absl::OkStatus();
 }
 
-absl::Status GoldenKernelReference::PrepareEager(const TensorSet& tensors) {
-  return baseline_->Prepare(tensors);
-}
-
-absl::Status GoldenKernelReference::RunEager() { return baseline_->Run(); }
-
-const TensorSet::Tensor* GoldenKernelReference::EagerOutput(
-    const std::string& name) {
-  return baseline_->Output(name);
-}
-
-int GoldenKernelReference::EagerLaunches() { return baseline_->Launches(); }
-
-int GoldenKernelReference::EagerKernels() { return baseline_->Kernels(); }
-
-std::string GoldenKernelReference::EagerName() const {
-  return baseline_->Name();
-}
-
-int64_t GoldenKernelReference::EagerScratchBytes() const {
-  return baseline_->ScratchBytes();
-}
-
 }  // namespace kbench

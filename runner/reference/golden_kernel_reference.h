@@ -37,13 +37,7 @@ class GoldenKernelReference : public ReferenceOp {
 
   absl::Status DeviceGolden(const TensorSet& tensors,
                             GoldenBuffers* golden) override;
-  absl::Status PrepareEager(const TensorSet& tensors) override;
-  absl::Status RunEager() override;
-  const TensorSet::Tensor* EagerOutput(const std::string& name) override;
-  int EagerLaunches() override;
-  int EagerKernels() override;
-  std::string EagerName() const override;
-  int64_t EagerScratchBytes() const override;
+  EagerPipeline* Eager() override { return baseline_.get(); }
   EagerPipeline* Expert() override { return expert_.get(); }
 
  private:

@@ -5,7 +5,7 @@
 //
 // Two roles, kept apart on purpose:
 //  - DeviceGolden(): the fp64 result that decides correctness;
-//  - RunEager(): the pipeline a PyTorch user would run, in the problem's
+//  - Eager(): the pipeline a PyTorch user would run, in the problem's
 //    dtype, timed exactly like the candidate (its launch count is reported).
 //
 // Ownership: holds its scratch buffers; borrows the DeviceContext and the
@@ -29,8 +29,8 @@ namespace kbench {
 
 // A pipeline timed beside the candidate: what a PyTorch user or an expert
 // runs, in the problem's dtype, writing outputs of its own. A problem's
-// expert baseline is one (ReferenceOp::Expert); the reference's own eager
-// pipeline has the same operations under ReferenceOp's Eager* names.
+// baseline (ReferenceOp::Eager) and expert baseline (ReferenceOp::Expert)
+// are each one.
 class EagerPipeline {
  public:
   virtual ~EagerPipeline() = default;
@@ -68,25 +68,10 @@ class ReferenceOp {
   absl::Status Golden(const TensorSet& tensors,
                       std::map<std::string, std::vector<double>>* golden);
 
-  // Prepares the eager pipeline for the shape of `tensors` (scratch, cuBLAS
-  // algorithm choice); the pipeline reads the inputs of `tensors` and writes
-  // its own output buffers.
-  virtual absl::Status PrepareEager(const TensorSet& tensors) = 0;
-  // Enqueues the eager pipeline on the context's stream; no sync.
-  virtual absl::Status RunEager() = 0;
-  // The eager pipeline's output buffer for `name` (valid after
-  // PrepareEager), to check it against the golden result.
-  virtual const TensorSet::Tensor* EagerOutput(const std::string& name) = 0;
-  // Kernels and memsets one RunEager launches, counted by capturing it
-  // into a CUDA graph; 0 when unknown.
-  virtual int EagerLaunches() = 0;
-  // Of those, the kernels: what CUPTI's kernel records of one run hold.
-  virtual int EagerKernels() = 0;
-  // e.g. "torch.cat (concat kernel) + cuBLASLt GEMM with bias epilogue".
-  virtual std::string EagerName() const = 0;
-  // Device memory the eager pipeline allocates beyond the problem's tensors
-  // (intermediates, library workspace), after PrepareEager.
-  virtual int64_t EagerScratchBytes() const = 0;
+  // The pipeline a PyTorch user would run (the problem's baseline), timed
+  // like the candidate and checked against the golden result. Never null;
+  // owned by this.
+  virtual EagerPipeline* Eager() = 0;
   // The problem's expert baseline, timed beside the eager pipeline; null
   // when the problem declares none. Owned by this.
   virtual EagerPipeline* Expert() { return nullptr; }

@@ -161,7 +161,8 @@ absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
   L2Flusher* flush = cold ? flusher_ : nullptr;
   // One graph per workload: kernel, reference, then the expert baseline.
   std::vector<std::function<absl::Status()>> runs = {
-      [&] { return bound->Enqueue(); }, [&] { return reference->RunEager(); }};
+      [&] { return bound->Enqueue(); },
+      [&] { return reference->Eager()->Run(); }};
   if (expert != nullptr) runs.push_back([&] { return expert->Run(); });
   std::vector<std::unique_ptr<GraphReplay>> graphs;
   for (size_t w = 0; w < runs.size(); ++w) {
@@ -210,7 +211,7 @@ absl::Status PlanTimer::TimeGraphs(BoundPlan* bound, ReferenceOp* reference,
                                           activity.dropped(), " records"));
       return absl::OkStatus();
     }
-    std::vector<int> eager = {reference->EagerKernels()};
+    std::vector<int> eager = {reference->Eager()->Kernels()};
     if (n > 2) eager.push_back(expert->Kernels());
     us = SplitSpans(*records, order, bound->plan(), eager, warmup * go.runs,
                     /*from_submitted=*/false, "graph time", timing);
@@ -251,7 +252,7 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
   std::map<std::string, std::vector<double>> golden;
   RETURN_IF_ERROR(reference->Golden(tensors, &golden));
   RETURN_IF_ERROR(tensors.PoisonOutputs(s));
-  RETURN_IF_ERROR(reference->PrepareEager(tensors));
+  RETURN_IF_ERROR(reference->Eager()->Prepare(tensors));
   // The problem's expert baseline, when it has one, is timed with them.
   EagerPipeline* expert = reference->Expert();
   if (expert != nullptr) RETURN_IF_ERROR(expert->Prepare(tensors));
@@ -287,7 +288,7 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
   }
   std::vector<InterleavedSampler::Workload> workloads = {
       {"kernel", [&] { return bound->Enqueue(); }},
-      {"reference", [&] { return reference->RunEager(); }}};
+      {"reference", [&] { return reference->Eager()->Run(); }}};
   if (expert != nullptr) {
     workloads.push_back({"expert", [&] { return expert->Run(); }});
   }
@@ -304,7 +305,7 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
       AddGpuTimeNote(timing, absl::StrCat("no GPU times: CUPTI dropped ",
                                           activity.dropped(), " records"));
     } else {
-      std::vector<int> eager = {reference->EagerKernels()};
+      std::vector<int> eager = {reference->Eager()->Kernels()};
       if (expert != nullptr) eager.push_back(expert->Kernels());
       const std::vector<std::vector<double>> us =
           SplitSpans(*records, sampled.order, cplan, eager, sampled.warmup_runs,
@@ -350,13 +351,13 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
   }
   timing->set_kernel_memory_bytes(tensor_bytes + workspace_bytes);
   timing->set_reference_memory_bytes(tensor_bytes +
-                                     reference->EagerScratchBytes());
+                                     reference->Eager()->ScratchBytes());
   ASSIGN_OR_RETURN(const double flops, ProblemFlops(problem, dims));
   ASSIGN_OR_RETURN(const double min_bytes, ProblemMinBytes(problem, dims));
   timing->set_flops(flops);
   timing->set_min_bytes(min_bytes);
-  timing->set_reference_launches(reference->EagerLaunches());
-  timing->set_reference_name(reference->EagerName());
+  timing->set_reference_launches(reference->Eager()->Launches());
+  timing->set_reference_name(reference->Eager()->Name());
   timing->set_l2_flushed(options.flush_l2);
   timing->set_stop_reason(sampled.stop_reason);
   timing->set_wall_ms(sampled.wall_ms);
@@ -408,7 +409,7 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
     RETURN_IF_ERROR(check_timed("a run after timing, fresh inputs"));
     // The reference's eager pipeline on the fresh inputs, for the sanity
     // check below.
-    RETURN_IF_ERROR(reference->RunEager());
+    RETURN_IF_ERROR(reference->Eager()->Run());
     if (expert != nullptr) RETURN_IF_ERROR(expert->Run());
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s), "running the reference");
   }

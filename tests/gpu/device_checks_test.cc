@@ -280,16 +280,17 @@ TEST_F(DeviceChecksTest, GoldenMatchesAHostComputation) {
     }
   }
   // The eager reference pipeline agrees with the golden result.
-  ASSERT_TRUE((*ref)->PrepareEager(*tensors).ok());
-  ASSERT_TRUE((*ref)->RunEager().ok());
+  ASSERT_TRUE((*ref)->Eager()->Prepare(*tensors).ok());
+  ASSERT_TRUE((*ref)->Eager()->Run().ok());
   std::vector<double> eager;
-  ASSERT_TRUE(
-      tensors->ReadAsDouble(*(*ref)->EagerOutput("out"), ctx_->stream(), &eager)
-          .ok());
+  ASSERT_TRUE(tensors
+                  ->ReadAsDouble(*(*ref)->Eager()->Output("out"),
+                                 ctx_->stream(), &eager)
+                  .ok());
   for (size_t i = 0; i < eager.size(); ++i) {
     EXPECT_NEAR(eager[i], golden["out"][i], 1e-4);
   }
-  EXPECT_GE((*ref)->EagerLaunches(), 2);
+  EXPECT_GE((*ref)->Eager()->Launches(), 2);
 }
 
 }  // namespace
