@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "google/protobuf/descriptor.h"
@@ -44,12 +45,18 @@ absl::Status CheckId(absl::string_view id, absl::string_view what) {
   }
   for (char c : id) {
     if (!IsIdChar(c)) {
+      // Ids that kbd hands out come back as they were given; the ids a
+      // worker names itself by (worker.*, kbworker's flags) are its own.
+      const bool own =
+          absl::StartsWith(what, "worker.") || absl::StartsWith(what, "--");
       return absl::InvalidArgumentError(absl::StrCat(
           what, " '", Quote(id),
-          "' has a character outside letters, digits, '.', '_', ':' and '-'; "
-          "use an id as ",
-          what == "sweep_id" ? "SubmitSweep" : "CreateSession or SubmitJob",
-          " returned it"));
+          "' has a character outside letters, digits, '.', '_', ':' and '-'",
+          own ? ""
+              : absl::StrCat("; use an id as ",
+                             what == "sweep_id" ? "SubmitSweep"
+                                                : "CreateSession or SubmitJob",
+                             " returned it")));
     }
   }
   return absl::OkStatus();

@@ -12,6 +12,7 @@ namespace kbench {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(JsonLimitsTest, RefusesDeepNestingBeforeParsing) {
   // What crashed kbd on main: 60,000 levels in a 120 KB body.
@@ -69,6 +70,14 @@ TEST(IdsTest, SessionIds) {
   }
   EXPECT_FALSE(ValidateJobId("").ok());
   EXPECT_TRUE(ValidateJobId("j-00000001").ok());
+  // An id kbd hands out is to be sent back as it came; one a worker names
+  // itself by is its own, and the message does not send it to kbd's RPCs.
+  EXPECT_THAT(ValidateJobId("a b").message(),
+              HasSubstr("as CreateSession or SubmitJob returned it"));
+  EXPECT_THAT(ValidateSessionId("a b", "worker.host_id").message(),
+              Not(HasSubstr("returned it")));
+  EXPECT_THAT(ValidateSessionId("a b", "--host-id").message(),
+              Not(HasSubstr("returned it")));
 }
 
 TEST(IdsTest, FileNames) {

@@ -62,8 +62,11 @@ void AppendGpu(const v1::WorkerGpu& w, std::string* out) {
   absl::StrAppend(out, "GPU ", w.gpu_index(), ": ",
                   g.name().empty() ? "unknown GPU" : g.name());
   if (!w.hostname().empty()) absl::StrAppend(out, " on ", w.hostname());
-  if (!w.worker_id().empty()) {
-    absl::StrAppend(out, " (worker ", w.worker_id(), ")");
+  if (!w.worker_id().empty() || !w.host_id().empty()) {
+    absl::StrAppend(out, " (", w.worker_id().empty() ? "" : "worker ",
+                    w.worker_id(),
+                    w.worker_id().empty() || w.host_id().empty() ? "" : ", ",
+                    w.host_id().empty() ? "" : "host ", w.host_id(), ")");
   }
   absl::StrAppend(out, " — ", w.busy() ? "busy" : "idle");
   if (w.busy() && !w.current_job_id().empty()) {

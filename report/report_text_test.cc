@@ -385,6 +385,11 @@ TEST(ReportTextTest, GpuSpecs) {
                               "reserved per block"));
   EXPECT_THAT(text, HasSubstr("registers: 65536 per SM, 65536 per block"));
   EXPECT_THAT(text, HasSubstr("threads: 1024 per block, 2048 per SM"));
+  // The host id, where the worker reports one, tells hosts apart.
+  specs.mutable_gpus(0)->set_host_id("h-0a1b");
+  EXPECT_THAT(FormatGpuSpecs(specs),
+              StartsWith("GPU 0: NVIDIA H200 on gpu-host (worker w-1, host "
+                         "h-0a1b) — busy"));
 }
 
 v1::Problem GatherLinearProblem() {

@@ -10,8 +10,10 @@
 #include "CLI/CLI.hpp"
 #include "base/logging.h"
 #include "base/paths.h"
+#include "base/untrusted_input.h"
 #include "contract/worker_auth.h"
 #include "spdlog/spdlog.h"
+#include "worker/host_id.h"
 #include "worker/worker_loop.h"
 
 int main(int argc, char** argv) {
@@ -36,6 +38,10 @@ int main(int argc, char** argv) {
                  "$KBENCH_WORKER_TOKEN");
   app.add_option("--worker-id", options.worker_id,
                  "Id reported to kbd (default <hostname>:gpu<N>)");
+  app.add_option("--host-id", options.host_id,
+                 "Id of this host reported to kbd, the same for all its "
+                 "workers (default: derived from /etc/machine-id; pass one "
+                 "in a container without the host's machine id)");
   app.add_option("--compute-sanitizer", options.compute_sanitizer,
                  "compute-sanitizer for sanitize jobs (default: "
                  "$CUDA_HOME/bin, /usr/local/cuda/bin, $PATH)");
@@ -49,6 +55,21 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   kbench::InitLogging("kbworker", log_level);
   options.lease_wait = absl::Milliseconds(lease_wait_ms);
+  if (absl::Status s = kbench::ValidateSessionId(options.host_id, "--host-id");
+      !s.ok()) {
+    spdlog::error("{}", std::string(s.message()));
+    return 2;
+  }
+  if (options.host_id.empty()) {
+    options.host_id =
+        kbench::HostIdFromMachineId(kbench::DefaultMachineIdFiles());
+    if (options.host_id.empty()) {
+      spdlog::warn(
+          "no machine id in /etc/machine-id or /var/lib/dbus/machine-id: this "
+          "worker reports no host id, so kbd cannot tell which GPUs share its "
+          "host; pass --host-id (the same for every worker of this host)");
+    }
+  }
   absl::StatusOr<std::string> token = kbench::ResolveWorkerToken(token_file);
   if (!token.ok()) {
     spdlog::error("{}", std::string(token.status().message()));

@@ -43,6 +43,7 @@ WorkerLoop::WorkerLoop(const Options& options) : options_(options) {
   stub_ = v1::WorkerService::NewStub(grpc::CreateCustomChannel(
       options_.server, grpc::InsecureChannelCredentials(), args));
   info_.set_hostname(Hostname());
+  info_.set_host_id(options_.host_id);
   info_.set_gpu_index(options_.gpu);
   info_.set_worker_id(options_.worker_id.empty()
                           ? absl::StrCat(info_.hostname(), ":gpu", options_.gpu)

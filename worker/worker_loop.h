@@ -40,6 +40,9 @@ class WorkerLoop {
     std::vector<std::string> runner_args;
     // Stable id reported to kbd; default "<hostname>:gpu<N>".
     std::string worker_id;
+    // Reported to kbd as WorkerInfo.host_id: the same for every worker of
+    // this host (worker/host_id.h). Empty: none reported.
+    std::string host_id;
     // Long-poll length of one LeaseJob call.
     absl::Duration lease_wait = absl::Seconds(20);
     // Period of heartbeats while a job runs.

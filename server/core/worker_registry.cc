@@ -149,6 +149,7 @@ v1::WorkerGpu Identity(const v1::WorkerGpu& g) {
   v1::WorkerGpu id;
   id.set_worker_id(g.worker_id());
   id.set_hostname(g.hostname());
+  id.set_host_id(g.host_id());
   id.set_gpu_index(g.gpu_index());
   *id.mutable_spec() = g.spec();
   id.mutable_spec()->clear_measured_copy_gbps();
@@ -207,6 +208,8 @@ absl::Status ValidateWorkerInfo(const v1::WorkerInfo& info) {
     RETURN_IF_ERROR(ValidateJobId(info.instance_id(), "worker.instance_id"));
   }
   RETURN_IF_ERROR(ValidateText(info.hostname(), 255, "worker.hostname"));
+  // Empty is allowed: a host without a machine id.
+  RETURN_IF_ERROR(ValidateSessionId(info.host_id(), "worker.host_id"));
   RETURN_IF_ERROR(ValidateText(info.version(), 128, "worker.version"));
   // RunnerJob's fields and what a result means change between versions, and
   // the same request will never pass: the worker stops on InvalidArgument.
@@ -256,6 +259,7 @@ absl::Status WorkerRegistry::Register(const v1::WorkerInfo& info,
     v1::WorkerGpu offered;
     offered.set_worker_id(clean.worker_id());
     offered.set_hostname(clean.hostname());
+    offered.set_host_id(clean.host_id());
     offered.set_gpu_index(clean.gpu_index());
     *offered.mutable_spec() = clean.spec();
     google::protobuf::util::MessageDifferencer diff;
@@ -294,6 +298,7 @@ void WorkerRegistry::RecordLocked(const v1::WorkerInfo& info, absl::Time now) {
   }
   e.gpu.set_worker_id(info.worker_id());
   e.gpu.set_hostname(info.hostname());
+  e.gpu.set_host_id(info.host_id());
   e.gpu.set_gpu_index(info.gpu_index());
   *e.gpu.mutable_spec() = info.spec();
   e.gpu.set_last_seen_unix_ms(absl::ToUnixMillis(now));

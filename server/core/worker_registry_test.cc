@@ -195,6 +195,25 @@ TEST(WorkerRegistryTest, ValidWorkerInfoPasses) {
   EXPECT_TRUE(ValidateWorkerInfo(sparse).ok()) << ValidateWorkerInfo(sparse);
 }
 
+// The host id is optional; where given, kbd records it and shows it, so it
+// is held to the alphabet and length of other ids.
+TEST(WorkerRegistryTest, AHostIdIsRecordedAndBounded) {
+  WorkerRegistry r(Liveness(absl::Seconds(45)));
+  v1::WorkerInfo info = Valid("h:gpu0");
+  info.set_host_id("h-0123456789abcdef0123456789abcdef");
+  ASSERT_TRUE(r.Register(info, kT0).ok());
+  ASSERT_EQ(r.Live(kT0).size(), 1u);
+  EXPECT_EQ(r.Live(kT0)[0].host_id(), "h-0123456789abcdef0123456789abcdef");
+  for (const std::string& bad :
+       {std::string(129, 'h'), std::string("h-1\nGPU 9: forged"),
+        std::string("<script>"), std::string("h 1")}) {
+    info.set_host_id(bad);
+    absl::Status s = ValidateWorkerInfo(info);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(s.message(), HasSubstr("worker.host_id")) << bad;
+  }
+}
+
 TEST(WorkerRegistryTest, FakeOrBrokenSpecsAreInvalidArgument) {
   struct Case {
     const char* what;
@@ -315,6 +334,13 @@ TEST(WorkerRegistryTest, ALiveIdKeepsTheSpecItRegisteredWith) {
   other_host.set_hostname("elsewhere");
   EXPECT_EQ(r.Register(other_host, kT0 + absl::Seconds(3)).code(),
             absl::StatusCode::kFailedPrecondition);
+  // And another host id: a worker id cannot move its GPU to another host
+  // of a gang while it is connected.
+  v1::WorkerInfo other_host_id = Valid("w");
+  other_host_id.set_host_id("h-elsewhere");
+  s = r.Register(other_host_id, kT0 + absl::Seconds(3));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_THAT(s.message(), HasSubstr("host_id"));
   // Once the first registration expired, the id may name another GPU.
   EXPECT_TRUE(r.Register(fake, kT0 + absl::Seconds(50)).ok());
   EXPECT_EQ(r.SpecOf("w")->max_threads_per_block(), 64);

@@ -198,7 +198,8 @@ class OverviewView {
     }
     const rows = workers.map((x) => h('tr', { class: x.busy ? 'busy' : 'idle', dataset: { worker: x.worker_id || '' } },
       h('td', null, h('div', { class: 'strong' }, (x.hostname || '?') + ' · GPU ' + num(x.gpu_index)),
-        h('div', { class: 'muted small mono' }, x.worker_id || '')),
+        h('div', { class: 'muted small mono' }, x.worker_id || ''),
+        x.host_id ? h('div', { class: 'muted small mono', title: 'host id: the same for every GPU of one host' }, x.host_id) : null),
       h('td', null, (x.spec && x.spec.name) || '—',
         x.spec && x.spec.arch ? h('div', { class: 'muted small' }, x.spec.arch) : null),
       h('td', null, h('span', { class: ['badge', x.busy ? 'busy' : 'idle'] }, x.busy ? 'busy' : 'idle')),

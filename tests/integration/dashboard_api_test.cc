@@ -37,6 +37,7 @@ using nlohmann::json;
 
 constexpr char kSession[] = "s-dash";
 constexpr char kWorker[] = "dash-w1";
+constexpr char kHost[] = "dash-host";
 
 std::string Naive() {
   return ReadSourceFile("kernels/examples/gather_linear_naive.cu");
@@ -66,7 +67,7 @@ class Server {
     kbd_ = std::move(*kbd);
     ASSERT_FALSE(kbd_->http_address().empty()) << kbd_->Log();
     auto worker = StartWorker(kbd_->address(), BinDir() + "/kb_fake_runner", 0,
-                              {"--worker-id", kWorker});
+                              {"--worker-id", kWorker, "--host-id", kHost});
     ASSERT_TRUE(worker.ok()) << worker.status();
     worker_ = std::move(*worker);
     for (int i = 0; i < 400; ++i) {
@@ -319,8 +320,9 @@ TEST_F(DashboardApiTest, JobsAreFilteredAndPaginated) {
   ASSERT_EQ(page2["jobs"].size(), 1u) << page2.dump();
   EXPECT_EQ(page2["jobs"][0]["kind"], "JOB_KIND_COMPILE");
   EXPECT_EQ(page2["next_page_token"], "");
-  for (const json& j : page1["jobs"])
+  for (const json& j : page1["jobs"]) {
     EXPECT_NE(j["id"], page2["jobs"][0]["id"]);
+  }
 }
 
 TEST_F(DashboardApiTest, JobHasItsFullResultAndSource) {
@@ -347,8 +349,9 @@ TEST_F(DashboardApiTest, WorkersAndProblems) {
   json problems = GetJson("/api/problems");
   ASSERT_EQ(problems["problems"].size(), 2u) << problems.dump();
   std::vector<std::string> names;
-  for (const json& p : problems["problems"])
+  for (const json& p : problems["problems"]) {
     names.push_back(p["name"].get<std::string>());
+  }
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"gather_linear_bf16",
                                              "gather_linear_fp32"}));
@@ -359,6 +362,7 @@ TEST_F(DashboardApiTest, WorkersAndProblems) {
   const json& w = body["workers"][0];
   EXPECT_EQ(w["worker_id"], kWorker);
   EXPECT_EQ(w["gpu_index"], 0);
+  EXPECT_EQ(w["host_id"], kHost);
   EXPECT_EQ(w["spec"]["name"], "kbench fake GPU (tests only)");
   EXPECT_EQ(w["busy"], false);
   EXPECT_EQ(w["current_job_id"], "");

@@ -2,11 +2,13 @@
 // stand-in runner (kb_fake_runner, which speaks the runner protocol). They
 // cover leasing, crash and hang handling (the worker survives and the next
 // job passes), cancellation, lease loss with re-queue, the immediate
-// re-queue when a worker restarts, restart of kbd, and workers without the
-// worker token.
+// re-queue when a worker restarts, restart of kbd, workers without the
+// worker token, and the host id workers report.
+#include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -284,6 +286,39 @@ TEST_F(WorkerLeaseTest, WorkerWithoutTheTokenExitsWithAClearError) {
   EXPECT_NE((*wrong)->Stderr().find(kbd_->worker_token_file()),
             std::string::npos)
       << (*wrong)->Stderr();
+}
+
+// Workers of one host report one host id (here the host's machine id, or
+// --host-id for all of them, as in a container); kbd shows it per GPU, and
+// refuses a --host-id that is not an id before the worker dials kbd.
+TEST_F(WorkerLeaseTest, WorkersOfOneHostReportOneHostId) {
+  StartKbd();
+  auto a = StartWorker(kbd_->address(), FakeRunner(), 0,
+                       {"--worker-id", "a", "--host-id", "node-7"});
+  auto b = StartWorker(kbd_->address(), FakeRunner(), 1,
+                       {"--worker-id", "b", "--host-id", "node-7"});
+  auto c = StartWorker(kbd_->address(), FakeRunner(), 2, {"--worker-id", "c"});
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  WaitForWorkers(3);
+  v1::GetGpuSpecsResponse specs;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(stub_->GetGpuSpecs(&ctx, v1::GetGpuSpecsRequest(), &specs).ok());
+  ASSERT_EQ(specs.gpus_size(), 3);
+  std::map<std::string, std::string> host;
+  for (const v1::WorkerGpu& g : specs.gpus()) host[g.worker_id()] = g.host_id();
+  EXPECT_EQ(host["a"], "node-7");
+  EXPECT_EQ(host["b"], "node-7");
+  // c derives its id from this machine's id (empty without one).
+  EXPECT_THAT(host["c"], ::testing::MatchesRegex("(h-[0-9a-f]{32})?"));
+
+  auto bad = Child::Start({BinDir() + "/kbworker", "--server", kbd_->address(),
+                           "--runner", FakeRunner(), "--token-file",
+                           kbd_->worker_token_file(), "--host-id",
+                           "node 7\nGPU 9: forged"});
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ((*bad)->Wait(absl::Seconds(30)), 2);
+  EXPECT_NE((*bad)->Stderr().find("--host-id"), std::string::npos)
+      << (*bad)->Stderr();
 }
 
 TEST_F(WorkerLeaseTest, RestartedWorkerGetsItsJobBackAtOnce) {
