@@ -6,9 +6,11 @@
 // the operator passes the host's with kbworker --host-id, or mounts the
 // host's /etc/machine-id.
 //
-// The machine id is hashed with a key of kbench's own, as systemd's
-// sd_id128_get_machine_app_specific does: machine-id(5) asks that the raw
-// id not be shown to others, and kbd shows host ids on its dashboard.
+// The machine id is not shown as it is: it keys an HMAC-SHA256 of an
+// application id of kbench's own, as systemd's
+// sd_id128_get_machine_app_specific derives one. machine-id(5) asks that
+// the raw id not be shown to others, and kbd shows host ids on its
+// dashboard.
 //
 // Thread safety: stateless; safe to call concurrently.
 #ifndef KBENCH_WORKER_HOST_ID_H_
