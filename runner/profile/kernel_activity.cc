@@ -154,15 +154,19 @@ absl::StatusOr<std::vector<KernelActivity::Record>> KernelActivity::Stop() {
 
 namespace {
 
+// Whether `r`'s submitted stamp marks the GPU taking its launch: there is
+// one, and it is at most kMaxFrontEndNs before the kernel's start.
+bool FrontEndStamped(const KernelActivity::Record& r) {
+  return r.submitted_ns > 0 && r.submitted_ns <= r.start_ns &&
+         r.start_ns - r.submitted_ns <= kMaxFrontEndNs;
+}
+
 // The span of one run: from the GPU taking its first launch (see
 // RunSpansUs) to its last kernel's end, in us.
 double RunSpanUs(const KernelActivity::Record* const* run, int n,
                  bool from_submitted) {
   auto taken = [from_submitted](const KernelActivity::Record& r) {
-    const bool front_end = from_submitted && r.submitted_ns > 0 &&
-                           r.submitted_ns <= r.start_ns &&
-                           r.start_ns - r.submitted_ns <= kMaxFrontEndNs;
-    return front_end ? r.submitted_ns : r.start_ns;
+    return from_submitted && FrontEndStamped(r) ? r.submitted_ns : r.start_ns;
   };
   uint64_t start = taken(*run[0]), end = run[0]->end_ns;
   for (int j = 1; j < n; ++j) {
@@ -195,21 +199,24 @@ std::vector<double> RunSpansUs(
   return runs;
 }
 
-std::vector<std::vector<double>> ScheduledSpansUs(
+namespace {
+
+// The records of `order`'s runs, the harness's left out, when they add up
+// to those runs; else empty, with *why set.
+std::vector<const KernelActivity::Record*> ScheduledRecords(
     const std::vector<KernelActivity::Record>& records,
     const std::vector<int>& order, const std::vector<int>& kernels_per_run,
-    int skip_runs, bool from_submitted, std::string* why) {
-  const size_t nw = kernels_per_run.size();
-  std::vector<std::vector<double>> spans(nw);
+    std::string* why) {
   std::vector<const KernelActivity::Record*> mine;
   for (const KernelActivity::Record& r : records) {
     if (!IsHarnessKernel(r.name)) mine.push_back(&r);
   }
   size_t expected = 0;
   for (int w : order) {
-    if (w < 0 || static_cast<size_t>(w) >= nw || kernels_per_run[w] <= 0) {
+    if (w < 0 || static_cast<size_t>(w) >= kernels_per_run.size() ||
+        kernels_per_run[w] <= 0) {
       *why = absl::StrCat("run of workload ", w, " with no kernel count");
-      return std::vector<std::vector<double>>(nw);
+      return {};
     }
     expected += kernels_per_run[w];
   }
@@ -218,8 +225,23 @@ std::vector<std::vector<double>> ScheduledSpansUs(
         "CUPTI recorded %d kernels besides the harness's, the %d runs timed "
         "launch %d",
         mine.size(), order.size(), expected);
-    return std::vector<std::vector<double>>(nw);
+    return {};
   }
+  why->clear();
+  return mine;
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> ScheduledSpansUs(
+    const std::vector<KernelActivity::Record>& records,
+    const std::vector<int>& order, const std::vector<int>& kernels_per_run,
+    int skip_runs, bool from_submitted, std::string* why) {
+  const size_t nw = kernels_per_run.size();
+  std::vector<std::vector<double>> spans(nw);
+  const std::vector<const KernelActivity::Record*> mine =
+      ScheduledRecords(records, order, kernels_per_run, why);
+  if (mine.empty()) return spans;
   std::vector<int> seen(nw, 0);
   size_t at = 0;
   for (int w : order) {
@@ -236,8 +258,50 @@ std::vector<std::vector<double>> ScheduledSpansUs(
       return std::vector<std::vector<double>>(nw);
     }
   }
-  why->clear();
   return spans;
+}
+
+std::vector<RunPart> ScheduledPartsUs(
+    const std::vector<KernelActivity::Record>& records,
+    const std::vector<int>& order, const std::vector<int>& kernels_per_run,
+    int skip_runs, int workload) {
+  std::string why;
+  const std::vector<const KernelActivity::Record*> mine =
+      ScheduledRecords(records, order, kernels_per_run, &why);
+  if (mine.empty() || workload < 0 ||
+      static_cast<size_t>(workload) >= kernels_per_run.size()) {
+    return {};
+  }
+  const int n = kernels_per_run[workload];
+  std::vector<RunPart> parts;
+  int seen = 0;
+  size_t at = 0;
+  for (int w : order) {
+    const KernelActivity::Record* const* run = &mine[at];
+    at += kernels_per_run[w];
+    if (w != workload || seen++ < skip_runs) continue;
+    if (parts.empty()) {
+      parts.push_back({"front end", {}});
+      for (int j = 0; j < n; ++j) {
+        if (j > 0) parts.push_back({"gap", {}});
+        parts.push_back({run[j]->name, {}});
+      }
+    }
+    const KernelActivity::Record& first = *run[0];
+    parts[0].us.push_back(FrontEndStamped(first)
+                              ? (first.start_ns - first.submitted_ns) * 1e-3
+                              : 0);
+    for (int j = 0; j < n; ++j) {
+      if (j > 0) {
+        // Kernels of one run may overlap (another stream): a gap of 0.
+        const uint64_t end = run[j - 1]->end_ns;
+        parts[2 * j].us.push_back(
+            run[j]->start_ns > end ? (run[j]->start_ns - end) * 1e-3 : 0);
+      }
+      parts[2 * j + 1].us.push_back(run[j]->duration_us());
+    }
+  }
+  return parts;
 }
 
 std::string NoRunsReason(const std::vector<KernelActivity::Record>& records,

@@ -115,6 +115,27 @@ std::vector<std::vector<double>> ScheduledSpansUs(
     const std::vector<int>& order, const std::vector<int>& kernels_per_run,
     int skip_runs, bool from_submitted, std::string* why);
 
+// One part of a workload's runs, for seeing where a run's time goes: the
+// front end (submitted stamp to the first kernel's start, 0 where there is
+// no usable stamp), each kernel, and the gap before each kernel after the
+// first. `us` holds the part's time in every run. (CUPTI's `completed`
+// stamp, tried as a tail after the last kernel, was never later than its
+// end on the H100, 2026-12-06.)
+struct RunPart {
+  std::string name;  // "front end", "gap", or the kernel's name.
+  std::vector<double> us;
+};
+
+// The parts of workload `workload`'s runs in a schedule cut as
+// ScheduledSpansUs cuts it (the first `skip_runs` runs dropped): front end,
+// kernel 1, gap, kernel 2, ... Kernel names are the first counted run's
+// (CUPTI may give stale names; see above). Empty when the records do not
+// add up to the runs of `order` or the workload ran only warm-up runs.
+std::vector<RunPart> ScheduledPartsUs(
+    const std::vector<KernelActivity::Record>& records,
+    const std::vector<int>& order, const std::vector<int>& kernels_per_run,
+    int skip_runs, int workload);
+
 // Whether `name` is one of kbench's own kernels that run between timed
 // workloads (the L2 flush, the stream blocker, the clock probe): they
 // belong to no workload.

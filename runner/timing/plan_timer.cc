@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -11,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "contract/problem_util.h"
 #include "runner/device/cuda_status.h"
@@ -124,6 +127,35 @@ std::vector<std::vector<double>> SplitSpans(
     }
   }
   return spans;
+}
+
+// Logs where each workload's runs spent their GPU time: per part (front
+// end, each kernel, each gap between kernels) the median and the 10th and
+// 90th percentiles over the counted runs. For triage of a time that moves
+// between submits (the reference at the default shape on an H100 did by
+// up to 7 %, 2026-12-06): it says which part moved.
+void LogRunParts(const std::vector<KernelActivity::Record>& records,
+                 const std::vector<int>& order, const std::vector<int>& per_run,
+                 int skip_runs) {
+  auto pct = [](std::vector<double> v, double q) {
+    const size_t i = static_cast<size_t>(std::lround(q * (v.size() - 1)));
+    std::nth_element(v.begin(), v.begin() + i, v.end());
+    return v[i];
+  };
+  for (size_t w = 0; w < per_run.size() && w < std::size(kSides); ++w) {
+    const std::vector<RunPart> parts = ScheduledPartsUs(
+        records, order, per_run, skip_runs, static_cast<int>(w));
+    if (parts.empty() || parts[0].us.empty()) continue;
+    std::vector<std::string> text;
+    text.reserve(parts.size());
+    for (const RunPart& p : parts) {
+      text.push_back(absl::StrFormat("%s %.3f [%.3f..%.3f]",
+                                     p.name.substr(0, 48), pct(p.us, 0.5),
+                                     pct(p.us, 0.1), pct(p.us, 0.9)));
+    }
+    spdlog::info("{} GPU time by part over {} runs, median [p10..p90] us: {}",
+                 kSides[w], parts[0].us.size(), absl::StrJoin(text, ", "));
+  }
 }
 
 }  // namespace
@@ -310,6 +342,9 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
       const std::vector<std::vector<double>> us =
           SplitSpans(*records, sampled.order, cplan, eager, sampled.warmup_runs,
                      /*from_submitted=*/true, "GPU time", timing);
+      std::vector<int> per_run = {static_cast<int>(cplan.launches.size())};
+      per_run.insert(per_run.end(), eager.begin(), eager.end());
+      LogRunParts(*records, sampled.order, per_run, sampled.warmup_runs);
       // Only the bases measured are set (an unset Stats means "not
       // measured").
       v1::Stats* (v1::TimingReport::*to[])() = {

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kbench/v1/problem.pb.h"
@@ -236,6 +237,48 @@ TEST(KernelActivityRunsTest, ScheduledRunsAreSplitByPositionNotByName) {
   spans = ScheduledSpansUs(records, order, {2, 0}, 1, true, &why);
   EXPECT_TRUE(spans[0].empty());
   EXPECT_EQ(why, "run of workload 1 with no kernel count");
+}
+
+// Where a workload's runs spend their time, part by part: the front end,
+// each kernel, and the gaps between kernels.
+TEST(KernelActivityRunsTest, ScheduledPartsSplitARunIntoKernelsAndGaps) {
+  std::vector<KernelActivity::Record> records = {
+      {"stage1", 0, 3000},
+      {"gather", 9500, 9900},
+      {"cublas_gemm", 9950, 9990},
+      {"gather", 51000, 52000, 50500},
+      {"cublas_gemm", 53000, 58000},
+      {"stage1", 60000, 62000},
+      {"gather", 98000, 99000, 90000},
+      {"cublas_gemm", 99500, 104000}};
+  // Warm-up: kernel, reference; then reference, kernel, reference.
+  const std::vector<int> order = {0, 1, 1, 0, 1};
+  const std::vector<RunPart> parts =
+      ScheduledPartsUs(records, order, {1, 2}, 1, 1);
+  // A front-end stamp 0.5 us before the start counts; one 9 us before it
+  // does not.
+  const std::vector<std::pair<std::string, std::vector<double>>> want = {
+      {"front end", {0.5, 0.0}},
+      {"gather", {1.0, 1.0}},
+      {"gap", {1.0, 0.5}},
+      {"cublas_gemm", {5.0, 4.5}}};
+  ASSERT_EQ(parts.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(parts[i].name, want[i].first);
+    EXPECT_THAT(parts[i].us,
+                ::testing::Pointwise(::testing::DoubleEq(), want[i].second))
+        << want[i].first;
+  }
+  // The kernel's one counted run.
+  const std::vector<RunPart> kernel =
+      ScheduledPartsUs(records, order, {1, 2}, 1, 0);
+  ASSERT_EQ(kernel.size(), 2u);
+  EXPECT_THAT(kernel[1].us, ::testing::ElementsAre(::testing::DoubleEq(2.0)));
+  // Records that do not add up, an unknown workload, or only warm-up runs:
+  // nothing.
+  EXPECT_TRUE(ScheduledPartsUs(records, {0, 1, 1, 0}, {1, 2}, 1, 1).empty());
+  EXPECT_TRUE(ScheduledPartsUs(records, order, {1, 2}, 1, 2).empty());
+  EXPECT_TRUE(ScheduledPartsUs(records, order, {1, 2}, 3, 1).empty());
 }
 
 // A run starts where the GPU took its first launch (the submitted stamp),
