@@ -75,7 +75,7 @@ class Kbd {
     int timing_max_time_ms = kDefaultMaxTimeMs;
     // Fewest timed samples per side before the noise test may stop.
     int timing_min_samples = kDefaultMinSamples;
-    // The noise test: relative standard error of the mean at most this.
+    // The noise test: relative standard error of the median at most this.
     double timing_max_rel_stderr = kDefaultMaxRelStderr;
     // Runner budgets are multiplied by this, for runners under a profiler.
     int budget_scale = 1;

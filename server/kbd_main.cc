@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   app.add_option("--timing-max-rel-stderr", flags.timing_max_rel_stderr,
                  "Sampling stops once the relative standard error of the "
-                 "mean is at most this (0.005 = 0.5%)")
+                 "median is at most this (0.005 = 0.5%)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--budget-scale", flags.budget_scale,

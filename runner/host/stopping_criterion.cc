@@ -1,7 +1,9 @@
 #include "runner/host/stopping_criterion.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 
@@ -17,7 +19,30 @@ StoppingCriterion::Options StoppingCriterion::FromJob(
   return options;
 }
 
+double RelMedianStderr(std::vector<double> v) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  if (n < 2) return std::numeric_limits<double>::infinity();
+  const double half = std::sqrt(static_cast<double>(n)) / 2;
+  const int64_t lo = std::max<int64_t>(
+      0, static_cast<int64_t>(std::floor((n - 1) / 2.0 - half)));
+  const int64_t hi = std::min<int64_t>(
+      n - 1, static_cast<int64_t>(std::ceil((n - 1) / 2.0 + half)));
+  std::nth_element(v.begin(), v.begin() + lo, v.end());
+  const double low = v[lo];
+  // Everything after lo is >= low: the other ranks are found among them.
+  std::nth_element(v.begin() + lo, v.begin() + hi, v.end());
+  const double high = v[hi];
+  std::nth_element(v.begin() + lo, v.begin() + (n - 1) / 2, v.begin() + hi);
+  double median = v[(n - 1) / 2];
+  if (n % 2 == 0) {
+    median = (median + *std::min_element(v.begin() + n / 2, v.end())) / 2;
+  }
+  if (median <= 0) return std::numeric_limits<double>::infinity();
+  return (high - low) / 2 / median;
+}
+
 void StoppingCriterion::Add(double sample) {
+  samples_.push_back(sample);
   ++n_;
   const double delta = sample - mean_;
   mean_ += delta / n_;
@@ -30,27 +55,39 @@ double StoppingCriterion::rel_stderr() const {
   return std_dev / std::sqrt(static_cast<double>(n_)) / mean_;
 }
 
+double StoppingCriterion::rel_median_stderr() const {
+  return RelMedianStderr(samples_);
+}
+
 bool StoppingCriterion::Done(double elapsed_ms) const {
   if (n_ >= options_.max_samples) return true;
   if (n_ >= 1 && elapsed_ms >= options_.max_time_ms) return true;
-  return n_ >= options_.min_samples && rel_stderr() <= options_.max_rel_stderr;
+  if (n_ < options_.min_samples) return false;
+  if (checked_n_ == 0 ||
+      n_ >= checked_n_ + std::max<int64_t>(1, checked_n_ / 8)) {
+    checked_n_ = n_;
+    checked_error_ = rel_median_stderr();
+  }
+  return checked_error_ <= options_.max_rel_stderr;
 }
 
 std::string StoppingCriterion::Reason(double elapsed_ms) const {
-  if (n_ >= options_.min_samples && rel_stderr() <= options_.max_rel_stderr) {
-    return absl::StrFormat("rel. std. error %.2f%% <= %.2f%% after %d samples",
-                           100 * rel_stderr(), 100 * options_.max_rel_stderr,
-                           n_);
+  const double error = rel_median_stderr();
+  if (n_ >= options_.min_samples && error <= options_.max_rel_stderr) {
+    return absl::StrFormat(
+        "median's rel. std. error %.2f%% <= %.2f%% after %d samples",
+        100 * error, 100 * options_.max_rel_stderr, n_);
   }
   if (n_ >= options_.max_samples) {
-    return absl::StrFormat("sample cap of %d reached (rel. std. error %.2f%%)",
-                           options_.max_samples, 100 * rel_stderr());
+    return absl::StrFormat(
+        "sample cap of %d reached (median's rel. std. error %.2f%%)",
+        options_.max_samples, 100 * error);
   }
   if (n_ >= 1 && elapsed_ms >= options_.max_time_ms) {
     return absl::StrFormat(
-        "time budget of %.0f ms spent after %d samples (rel. std. error "
-        "%.2f%%)",
-        options_.max_time_ms, n_, 100 * rel_stderr());
+        "time budget of %.0f ms spent after %d samples (median's rel. std. "
+        "error %.2f%%)",
+        options_.max_time_ms, n_, 100 * error);
   }
   return "not done";
 }

@@ -1,9 +1,15 @@
 // StoppingCriterion: decides when enough timing samples have been taken,
-// in the style of nvbench's stdrel criterion. Sampling stops when
+// in the style of nvbench's stdrel criterion, for the statistic kbench
+// reports, the median. Sampling stops when
 //   - at least min_samples were taken and the relative standard error of the
-//     mean (std / sqrt(n) / mean) is at most max_rel_stderr, or
+//     median (RelMedianStderr) is at most max_rel_stderr, or
 //   - max_samples were taken, or
 //   - the time budget is spent (after at least one sample).
+// Why the median's error and not the mean's: a run whose time is bimodal
+// (the reference's cuBLASLt GEMM waits about 1 us longer before it starts
+// in some runs, H100, 2026-12-06) can have a well-known mean and a median
+// that jumps between the modes; sampling stopped on the mean's error, and
+// one submit's median differed from the next by up to 7 %.
 //
 // Thread safety: not thread safe; one owner feeds it.
 #ifndef KBENCH_RUNNER_HOST_STOPPING_CRITERION_H_
@@ -11,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "contract/job_defaults.h"
 #include "kbench/v1/worker.pb.h"
@@ -22,7 +29,7 @@ class StoppingCriterion {
   struct Options {
     // Fewest samples before the noise test may stop sampling.
     int min_samples = kDefaultMinSamples;
-    // Target relative standard error of the mean (0.005 = 0.5%).
+    // Target relative standard error of the median (0.005 = 0.5%).
     double max_rel_stderr = kDefaultMaxRelStderr;
     // Hard cap on samples.
     int max_samples = 100000;
@@ -50,13 +57,28 @@ class StoppingCriterion {
   double mean() const { return n_ ? mean_ : 0; }
   // Relative standard error of the mean; +inf with fewer than 2 samples.
   double rel_stderr() const;
+  // Relative standard error of the median (RelMedianStderr of the samples).
+  double rel_median_stderr() const;
 
  private:
   Options options_;
   int64_t n_ = 0;
   double mean_ = 0;  // Welford's running mean and sum of squares.
   double m2_ = 0;
+  std::vector<double> samples_;
+  // Done() refreshes its estimate of the median's error only when the
+  // sample count has grown by an eighth since the last one, so that a
+  // long sampling costs O(n log n), not O(n) per batch.
+  mutable int64_t checked_n_ = 0;
+  mutable double checked_error_ = 0;
 };
+
+// The relative standard error of the median of `samples`, without
+// assuming a distribution: the rank of a sample median has a standard
+// deviation of sqrt(n) / 2, so half the distance between the order
+// statistics at ranks n/2 - sqrt(n)/2 and n/2 + sqrt(n)/2, over the median,
+// estimates it. +inf with fewer than 2 samples or a median <= 0.
+double RelMedianStderr(std::vector<double> samples);
 
 }  // namespace kbench
 
