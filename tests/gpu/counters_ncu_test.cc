@@ -43,7 +43,7 @@ namespace {
 
 using ::kbench::testing::KbdProcess;
 
-enum class Kind { kCount, kBytes, kTime, kRate };
+enum class Kind { kCount, kBytes, kWrites, kTime, kRate };
 struct Compared {
   const char* metric;
   Kind kind;
@@ -55,7 +55,7 @@ constexpr Compared kCompared[] = {
     {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", Kind::kCount},
     {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", Kind::kCount},
     {"dram__bytes_read.sum", Kind::kBytes},
-    {"dram__bytes_write.sum", Kind::kBytes},
+    {"dram__bytes_write.sum", Kind::kWrites},
     {"gpu__time_duration.sum", Kind::kTime},
     {"lts__t_sector_hit_rate.pct", Kind::kRate},
     {"l1tex__t_sector_hit_rate.pct", Kind::kRate},
@@ -255,27 +255,38 @@ class CountersNcuTest : public ::testing::Test {
           ok = x == y;
           rule = "equal";
           break;
-        case Kind::kBytes: {
+        case Kind::kBytes:
+        case Kind::kWrites: {
           // Within 3% of the launch's DRAM traffic (read + write, by ncu),
-          // or 8 KiB, for one of two profiles against one of two ncu runs.
-          // DRAM counters count all traffic, also from outside the launch,
-          // and vary between runs of the same launch, in ncu as in ours.
-          // Measured on the H200: at the default shape (about 40 KiB read)
+          // or a floor, for one of two profiles against one of two ncu
+          // runs. DRAM counters count all traffic, also from outside the
+          // launch, and vary between runs of the same launch, in ncu as in
+          // ours.
+          // Reads, measured on the H200: at the default shape (about 40 KiB)
           // ncu read 40,704 to 41,216 B and ours 40,960 to 47,104 B, a
           // spread of over 6 KiB that no relative rule at that size can
-          // tell from an error, hence the 8 KiB floor; at the medium shape
+          // tell from an error, hence an 8 KiB floor; at the medium shape
           // (5.25 MB) ncu's runs agreed within 0.01% and ours read up to
           // 2.2% above them (the second profile up to 0.7%), hence 3%.
-          // Why our first profile reads more is not known. Writes vary
-          // too (ncu wrote 0, 65,536 or 262,144 B at the default shape; one
-          // medium profile of ours in five wrote 57,344 B), hence two of
-          // each.
+          // Why our first profile reads more is not known.
+          // Writes: at both shapes the output (2.6 KiB, 1 MiB) stays in the
+          // L2, so the launch itself writes nothing to DRAM; the counter
+          // sees write-back of lines dirtied before it, in bursts of 64 or
+          // 256 KiB: ncu's own runs of the default launch wrote 0, 65,536
+          // or 262,144 B (H200), and both of our medium profiles wrote
+          // 262,144 B against ncu's 0 in one of three H100 gpu-label runs
+          // (2026-12-06). Hence a 256 KiB floor: a kernel that wrote its
+          // 1 MiB output through to DRAM still fails at the medium shape.
+          const bool writes = c.kind == Kind::kWrites;
           const double traffic = Get(ncu, "dram__bytes_read.sum") +
                                  Get(ncu, "dram__bytes_write.sum");
-          const double tol = std::max(0.03 * traffic, 8192.0);
+          const double tol =
+              std::max(0.03 * traffic, writes ? 262144.0 : 8192.0);
           ok = any_pair(
               [&](double p, double q) { return std::fabs(p - q) <= tol; });
-          rule = "within 3% of DRAM traffic or 8 KiB";
+          rule = writes ? "within 3% of DRAM traffic or one 256 KiB write-back "
+                          "burst"
+                        : "within 3% of DRAM traffic or 8 KiB";
           break;
         }
         case Kind::kTime:
