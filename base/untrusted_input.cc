@@ -37,7 +37,8 @@ bool IsIdChar(char c) {
          c == '_' || c == ':' || c == '-';
 }
 
-absl::Status CheckId(absl::string_view id, absl::string_view what) {
+absl::Status CheckId(absl::string_view id, absl::string_view what,
+                     absl::string_view source) {
   if (id.size() > kMaxIdBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, " is ", id.size(), " bytes; at most ", kMaxIdBytes,
@@ -45,18 +46,10 @@ absl::Status CheckId(absl::string_view id, absl::string_view what) {
   }
   for (char c : id) {
     if (!IsIdChar(c)) {
-      // Ids that kbd hands out come back as they were given; the ids a
-      // worker names itself by (worker.*, kbworker's flags) are its own.
-      const bool own =
-          absl::StartsWith(what, "worker.") || absl::StartsWith(what, "--");
       return absl::InvalidArgumentError(absl::StrCat(
           what, " '", Quote(id),
           "' has a character outside letters, digits, '.', '_', ':' and '-'",
-          own ? ""
-              : absl::StrCat("; use an id as ",
-                             what == "sweep_id" ? "SubmitSweep"
-                                                : "CreateSession or SubmitJob",
-                             " returned it")));
+          source.empty() ? "" : "; use ", source));
     }
   }
   return absl::OkStatus();
@@ -119,16 +112,18 @@ absl::StatusOr<nlohmann::json> ParseUntrustedJson(absl::string_view text,
   return absl::InvalidArgumentError("not valid JSON");
 }
 
-absl::Status ValidateSessionId(absl::string_view id, absl::string_view what) {
+absl::Status ValidateSessionId(absl::string_view id, absl::string_view what,
+                               absl::string_view source) {
   if (id.empty()) return absl::OkStatus();
-  return CheckId(id, what);
+  return CheckId(id, what, source);
 }
 
-absl::Status ValidateJobId(absl::string_view id, absl::string_view what) {
+absl::Status ValidateJobId(absl::string_view id, absl::string_view what,
+                           absl::string_view source) {
   if (id.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(what, " is required"));
   }
-  return CheckId(id, what);
+  return CheckId(id, what, source);
 }
 
 absl::Status ValidateFileName(absl::string_view name, absl::string_view what) {

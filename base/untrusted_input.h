@@ -45,14 +45,25 @@ absl::Status CheckJsonLimits(absl::string_view text,
 absl::StatusOr<nlohmann::json> ParseUntrustedJson(
     absl::string_view text, const JsonLimits& limits = {});
 
+// Where a valid id comes from, for the message that refuses one ("...; use
+// a session id as CreateSession returned it"). Pass "" for ids a caller
+// names itself by (a worker's own ids, kbworker's flags): no RPC gives them.
+inline constexpr char kSessionIdSource[] =
+    "a session id as CreateSession returned it";
+inline constexpr char kJobIdSource[] = "a job id as SubmitJob returned it";
+inline constexpr char kProblemNameSource[] =
+    "a problem name as ListProblems returns it";
+
 // Session ids: 1 to 128 bytes of [A-Za-z0-9._:-]. Empty is OK (no
 // session). `what` names the field in the message ("session_id",
-// "X-Kbench-Session").
+// "X-Kbench-Session"), `source` where a valid one comes from.
 absl::Status ValidateSessionId(absl::string_view id,
-                               absl::string_view what = "session_id");
+                               absl::string_view what = "session_id",
+                               absl::string_view source = kSessionIdSource);
 // Job ids: the same alphabet and length; empty is an error.
 absl::Status ValidateJobId(absl::string_view id,
-                           absl::string_view what = "job_id");
+                           absl::string_view what = "job_id",
+                           absl::string_view source = kJobIdSource);
 // Kernel file names as shown in diagnostics: 1 to 128 bytes of
 // [A-Za-z0-9._+ -], not starting with '.', '-' or ' ' nor ending with ' '.
 // Empty is OK (the default name is used). No directories or control

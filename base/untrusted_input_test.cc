@@ -11,6 +11,7 @@
 namespace kbench {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -70,14 +71,23 @@ TEST(IdsTest, SessionIds) {
   }
   EXPECT_FALSE(ValidateJobId("").ok());
   EXPECT_TRUE(ValidateJobId("j-00000001").ok());
-  // An id kbd hands out is to be sent back as it came; one a worker names
-  // itself by is its own, and the message does not send it to kbd's RPCs.
+  // The message says where a valid id comes from: by default the RPC that
+  // hands out ids of that kind; the caller's source where it names one; no
+  // hint for an id a worker names itself by.
   EXPECT_THAT(ValidateJobId("a b").message(),
-              HasSubstr("as CreateSession or SubmitJob returned it"));
-  EXPECT_THAT(ValidateSessionId("a b", "worker.host_id").message(),
-              Not(HasSubstr("returned it")));
-  EXPECT_THAT(ValidateSessionId("a b", "--host-id").message(),
-              Not(HasSubstr("returned it")));
+              HasSubstr("; use a job id as SubmitJob returned it"));
+  EXPECT_THAT(ValidateSessionId("a b").message(),
+              HasSubstr("; use a session id as CreateSession returned it"));
+  EXPECT_THAT(
+      ValidateSessionId("a b", "problem", kProblemNameSource).message(),
+      HasSubstr("problem 'a b' has a character outside letters, digits, '.', "
+                "'_', ':' and '-'; use a problem name as ListProblems "
+                "returns it"));
+  EXPECT_THAT(
+      ValidateSessionId("a b", "worker.host_id", "").message(),
+      AllOf(HasSubstr("worker.host_id 'a b'"), Not(HasSubstr("; use"))));
+  EXPECT_THAT(ValidateJobId("a b", "--host-id", "").message(),
+              Not(HasSubstr("; use")));
 }
 
 TEST(IdsTest, FileNames) {

@@ -339,7 +339,7 @@ absl::Status ValidateProblem(const v1::Problem& problem) {
   }
   // Requests name a problem by the id rule (at most 128 bytes), and it is
   // never a path component.
-  if (absl::Status s = ValidateSessionId(problem.name(), "name"); !s.ok()) {
+  if (absl::Status s = ValidateSessionId(problem.name(), "name", ""); !s.ok()) {
     return check.Error("name", s.message());
   }
   if (problem.name()[0] == '.') {

@@ -62,12 +62,10 @@ void AppendGpu(const v1::WorkerGpu& w, std::string* out) {
   absl::StrAppend(out, "GPU ", w.gpu_index(), ": ",
                   g.name().empty() ? "unknown GPU" : g.name());
   if (!w.hostname().empty()) absl::StrAppend(out, " on ", w.hostname());
-  if (!w.worker_id().empty() || !w.host_id().empty()) {
-    absl::StrAppend(out, " (", w.worker_id().empty() ? "" : "worker ",
-                    w.worker_id(),
-                    w.worker_id().empty() || w.host_id().empty() ? "" : ", ",
-                    w.host_id().empty() ? "" : "host ", w.host_id(), ")");
-  }
+  std::vector<std::string> who;
+  if (!w.worker_id().empty()) who.push_back("worker " + w.worker_id());
+  if (!w.host_id().empty()) who.push_back("host " + w.host_id());
+  if (!who.empty()) absl::StrAppend(out, " (", absl::StrJoin(who, ", "), ")");
   absl::StrAppend(out, " — ", w.busy() ? "busy" : "idle");
   if (w.busy() && !w.current_job_id().empty()) {
     absl::StrAppend(out, " with job ", w.current_job_id());

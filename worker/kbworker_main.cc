@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   kbench::InitLogging("kbworker", log_level);
   options.lease_wait = absl::Milliseconds(lease_wait_ms);
-  if (absl::Status s = kbench::ValidateSessionId(options.host_id, "--host-id");
+  if (absl::Status s =
+          kbench::ValidateSessionId(options.host_id, "--host-id", "");
       !s.ok()) {
     spdlog::error("{}", std::string(s.message()));
     return 2;

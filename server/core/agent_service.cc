@@ -24,7 +24,7 @@ double MsSince(absl::Time t0) {
 absl::StatusOr<v1::GetProblemResponse> AgentService::GetProblem(
     const std::string& name, const std::string& session_id) {
   RETURN_IF_ERROR(ValidateSessionId(session_id));
-  RETURN_IF_ERROR(ValidateSessionId(name, "problem"));
+  RETURN_IF_ERROR(ValidateSessionId(name, "problem", kProblemNameSource));
   const absl::Time t0 = absl::Now();
   const std::string wanted = name.empty() ? options_.default_problem : name;
   absl::StatusOr<const v1::Problem*> problem = problems_->Find(wanted);
@@ -47,7 +47,7 @@ absl::StatusOr<v1::GetProblemResponse> AgentService::GetProblem(
 absl::StatusOr<v1::Session> AgentService::CreateSession(
     const std::string& problem, const std::string& id) {
   RETURN_IF_ERROR(ValidateSessionId(id));
-  RETURN_IF_ERROR(ValidateSessionId(problem, "problem"));
+  RETURN_IF_ERROR(ValidateSessionId(problem, "problem", kProblemNameSource));
   if (!problem.empty()) RETURN_IF_ERROR(problems_->Find(problem).status());
   const std::string sid = id.empty() ? NewRandomId("s-") : id;
   return sessions_->Create(sid, problem);

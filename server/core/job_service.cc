@@ -319,7 +319,8 @@ absl::StatusOr<v1::Job> JobService::GetJob(const std::string& id) {
 }
 
 absl::StatusOr<std::string> JobService::GetSource(const std::string& digest) {
-  RETURN_IF_ERROR(ValidateJobId(digest, "digest"));
+  RETURN_IF_ERROR(ValidateJobId(digest, "digest",
+                                "a digest as a job's source_digest gives it"));
   return store_->GetSource(digest);
 }
 

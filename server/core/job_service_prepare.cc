@@ -105,8 +105,11 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
   // Everything below may reach the store, log lines and NVRTC.
   RETURN_IF_ERROR(ValidateSessionId(request.session_id()));
   RETURN_IF_ERROR(ValidateFileName(request.filename()));
-  RETURN_IF_ERROR(ValidateSessionId(request.problem(), "problem"));
-  RETURN_IF_ERROR(ValidateSessionId(request.shape_set(), "shape_set"));
+  RETURN_IF_ERROR(
+      ValidateSessionId(request.problem(), "problem", kProblemNameSource));
+  RETURN_IF_ERROR(
+      ValidateSessionId(request.shape_set(), "shape_set",
+                        "a shape set name as GetProblem returns it"));
   RETURN_IF_ERROR(ValidateUtf8(request.source(), "source"));
   const std::string& source = request.source();
   if (source.empty()) {

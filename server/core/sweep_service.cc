@@ -47,7 +47,8 @@ absl::StatusOr<std::string> KernelProblem(int index,
   if (absl::Status s = ValidateFileName(kernel.filename()); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(who, ": ", s.message()));
   }
-  if (absl::Status s = ValidateSessionId(kernel.problem(), "problem");
+  if (absl::Status s =
+          ValidateSessionId(kernel.problem(), "problem", kProblemNameSource);
       !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(who, ": ", s.message()));
   }
@@ -216,7 +217,8 @@ absl::Status SweepService::StoreFailed(const v1::Sweep& sweep,
 }
 
 absl::StatusOr<v1::Sweep> SweepService::Get(const std::string& id) {
-  RETURN_IF_ERROR(ValidateJobId(id, "sweep_id"));
+  RETURN_IF_ERROR(
+      ValidateJobId(id, "sweep_id", "a sweep id as SubmitSweep returned it"));
   ASSIGN_OR_RETURN(v1::Sweep sweep, store_->GetSweep(id));
   return Fill(std::move(sweep));
 }

@@ -203,13 +203,14 @@ bool IsGpuArch(absl::string_view arch) {
 }
 
 absl::Status ValidateWorkerInfo(const v1::WorkerInfo& info) {
-  RETURN_IF_ERROR(ValidateJobId(info.worker_id(), "worker.worker_id"));
+  RETURN_IF_ERROR(ValidateJobId(info.worker_id(), "worker.worker_id", ""));
   if (!info.instance_id().empty()) {
-    RETURN_IF_ERROR(ValidateJobId(info.instance_id(), "worker.instance_id"));
+    RETURN_IF_ERROR(
+        ValidateJobId(info.instance_id(), "worker.instance_id", ""));
   }
   RETURN_IF_ERROR(ValidateText(info.hostname(), 255, "worker.hostname"));
   // Empty is allowed: a host without a machine id.
-  RETURN_IF_ERROR(ValidateSessionId(info.host_id(), "worker.host_id"));
+  RETURN_IF_ERROR(ValidateSessionId(info.host_id(), "worker.host_id", ""));
   RETURN_IF_ERROR(ValidateText(info.version(), 128, "worker.version"));
   // RunnerJob's fields and what a result means change between versions, and
   // the same request will never pass: the worker stops on InvalidArgument.

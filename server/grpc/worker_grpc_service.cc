@@ -74,8 +74,9 @@ grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx,
 
 absl::Status CheckIds(const std::string& worker_id,
                       const std::string& lease_id) {
-  RETURN_IF_ERROR(ValidateJobId(worker_id, "worker_id"));
-  return ValidateJobId(lease_id, "lease_id");
+  RETURN_IF_ERROR(ValidateJobId(worker_id, "worker_id", ""));
+  return ValidateJobId(lease_id, "lease_id",
+                       "a lease id as LeaseJob returned it");
 }
 
 }  // namespace
