@@ -148,6 +148,11 @@ TEST(StoppingCriterionTest, ABimodalTimeIsSampledUntilItsMedianIsKnown) {
   for (int i = 0; i < 100; ++i) c.Add(10.0);
   EXPECT_EQ(c.rel_median_stderr(), 0.0);
   EXPECT_TRUE(c.Done(0));
+  // Samples taken after the target was met (the other workloads still
+  // sampling) do not change why it stopped.
+  for (int i = 0; i < 10; ++i) c.Add(i % 2 ? 11.0 : 10.0);
+  EXPECT_TRUE(c.Done(0));
+  EXPECT_THAT(c.Reason(0), HasSubstr("0.00% <= 0.50% after 300 samples"));
 }
 
 // One stall (a preempted run) keeps the mean's error high for long; the

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <utility>
 
 #include "absl/strings/str_format.h"
 
@@ -59,9 +58,7 @@ double StoppingCriterion::rel_median_stderr() const {
   return RelMedianStderr(samples_);
 }
 
-bool StoppingCriterion::Done(double elapsed_ms) const {
-  if (n_ >= options_.max_samples) return true;
-  if (n_ >= 1 && elapsed_ms >= options_.max_time_ms) return true;
+bool StoppingCriterion::NoiseMet() const {
   if (n_ < options_.min_samples) return false;
   if (checked_n_ == 0 ||
       n_ >= checked_n_ + std::max<int64_t>(1, checked_n_ / 8)) {
@@ -71,13 +68,22 @@ bool StoppingCriterion::Done(double elapsed_ms) const {
   return checked_error_ <= options_.max_rel_stderr;
 }
 
+bool StoppingCriterion::Done(double elapsed_ms) const {
+  if (n_ >= options_.max_samples) return true;
+  if (n_ >= 1 && elapsed_ms >= options_.max_time_ms) return true;
+  return NoiseMet();
+}
+
 std::string StoppingCriterion::Reason(double elapsed_ms) const {
-  const double error = rel_median_stderr();
-  if (n_ >= options_.min_samples && error <= options_.max_rel_stderr) {
+  // The estimate Done() decided on, and the sample count it was made at:
+  // a workload that met the target keeps sampling, interleaved, until the
+  // others do.
+  if (NoiseMet()) {
     return absl::StrFormat(
         "median's rel. std. error %.2f%% <= %.2f%% after %d samples",
-        100 * error, 100 * options_.max_rel_stderr, n_);
+        100 * checked_error_, 100 * options_.max_rel_stderr, checked_n_);
   }
+  const double error = rel_median_stderr();
   if (n_ >= options_.max_samples) {
     return absl::StrFormat(
         "sample cap of %d reached (median's rel. std. error %.2f%%)",

@@ -65,12 +65,15 @@ class StoppingCriterion {
   int64_t n_ = 0;
   double mean_ = 0;  // Welford's running mean and sum of squares.
   double m2_ = 0;
+  // Whether the median's error is within the target (after min_samples).
+  // It refreshes its estimate only when the sample count has grown by an
+  // eighth since the last one, so that a long sampling costs O(n log n),
+  // not O(n) per batch.
+  bool NoiseMet() const;
+
   std::vector<double> samples_;
-  // Done() refreshes its estimate of the median's error only when the
-  // sample count has grown by an eighth since the last one, so that a
-  // long sampling costs O(n log n), not O(n) per batch.
-  mutable int64_t checked_n_ = 0;
-  mutable double checked_error_ = 0;
+  mutable int64_t checked_n_ = 0;     // Sample count of the estimate.
+  mutable double checked_error_ = 0;  // The estimate.
 };
 
 // The relative standard error of the median of `samples`, without
