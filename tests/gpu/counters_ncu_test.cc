@@ -274,9 +274,10 @@ class CountersNcuTest : public ::testing::Test {
           // sees write-back of lines dirtied before it, in bursts of 64 or
           // 256 KiB: ncu's own runs of the default launch wrote 0, 65,536
           // or 262,144 B (H200), and both of our medium profiles wrote
-          // 262,144 B against ncu's 0 in one of three H100 gpu-label runs
-          // (2026-12-06). Hence a 256 KiB floor: a kernel that wrote its
-          // 1 MiB output through to DRAM still fails at the medium shape.
+          // 262,144 B against ncu's 0 in one of seven H100 gpu-label
+          // passes (2026-12-06). Hence a 256 KiB floor: a kernel that wrote
+          // its 1 MiB output through to DRAM still fails at the medium
+          // shape.
           const bool writes = c.kind == Kind::kWrites;
           const double traffic = Get(ncu, "dram__bytes_read.sum") +
                                  Get(ncu, "dram__bytes_write.sum");
