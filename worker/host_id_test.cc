@@ -3,14 +3,13 @@
 // machine id, and anything that is not a machine id gives no host id.
 #include "worker/host_id.h"
 
-#include <stdlib.h>
-
 #include <fstream>
 #include <string>
 
 #include "base/untrusted_input.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/process.h"
 
 namespace kbench {
 namespace {
@@ -24,17 +23,14 @@ constexpr char kMachineB[] = "fedcba9876543210fedcba9876543210";
 
 class HostIdTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = ::testing::TempDir() + "/kbhost.XXXXXX";
-    ASSERT_NE(mkdtemp(&dir_[0]), nullptr);
-  }
   // Writes `text` to a file of the test's folder; returns its path.
   std::string Write(const std::string& name, const std::string& text) {
     std::string path = dir_ + "/" + name;
     std::ofstream(path) << text;
     return path;
   }
-  std::string dir_;
+  testing::TempDir tmp_;  // Removed with the test.
+  const std::string& dir_ = tmp_.path();
 };
 
 TEST_F(HostIdTest, OneMachineOneIdThatHidesTheMachineId) {

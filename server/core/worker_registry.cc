@@ -143,6 +143,17 @@ absl::Status ValidateSpec(const v1::GpuSpec& s) {
   return absl::OkStatus();
 }
 
+// The fields of `gpu` that a worker reports of itself, from `info`: the one
+// place that copies them, for the registry's record and for the identity a
+// registration offers.
+void SetFromInfo(const v1::WorkerInfo& info, v1::WorkerGpu* gpu) {
+  gpu->set_worker_id(info.worker_id());
+  gpu->set_hostname(info.hostname());
+  gpu->set_host_id(info.host_id());
+  gpu->set_gpu_index(info.gpu_index());
+  *gpu->mutable_spec() = info.spec();
+}
+
 // The facts a worker id is bound to: everything but the ceilings measured
 // when its runner starts.
 v1::WorkerGpu Identity(const v1::WorkerGpu& g) {
@@ -258,11 +269,7 @@ absl::Status WorkerRegistry::Register(const v1::WorkerInfo& info,
   }
   if (it != workers_.end() && now - it->second.last_seen <= options_.liveness) {
     v1::WorkerGpu offered;
-    offered.set_worker_id(clean.worker_id());
-    offered.set_hostname(clean.hostname());
-    offered.set_host_id(clean.host_id());
-    offered.set_gpu_index(clean.gpu_index());
-    *offered.mutable_spec() = clean.spec();
+    SetFromInfo(clean, &offered);
     google::protobuf::util::MessageDifferencer diff;
     std::string report;
     diff.ReportDifferencesToString(&report);
@@ -297,11 +304,7 @@ void WorkerRegistry::RecordLocked(const v1::WorkerInfo& info, absl::Time now) {
     }
     e.instance = info.instance_id();
   }
-  e.gpu.set_worker_id(info.worker_id());
-  e.gpu.set_hostname(info.hostname());
-  e.gpu.set_host_id(info.host_id());
-  e.gpu.set_gpu_index(info.gpu_index());
-  *e.gpu.mutable_spec() = info.spec();
+  SetFromInfo(info, &e.gpu);
   e.gpu.set_last_seen_unix_ms(absl::ToUnixMillis(now));
   e.last_seen = now;
 }
