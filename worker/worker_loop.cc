@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -122,6 +123,10 @@ absl::Status WorkerLoop::Run() {
       continue;
     }
     if (lease.lease_id().empty()) continue;  // The long-poll ran out.
+    if (lease.gang().parked()) {
+      Park(lease);
+      continue;
+    }
     spdlog::info("leased job {} (attempt {})", lease.job().job_id(),
                  lease.attempt());
     if (!options_.save_jobs_dir.empty()) {
@@ -139,7 +144,51 @@ absl::Status WorkerLoop::Run() {
   return absl::OkStatus();
 }
 
+void WorkerLoop::Park(const v1::LeaseJobResponse& lease) {
+  spdlog::info("parked in the gang of job {} (lease {}, {} GPUs)",
+               lease.job().job_id(), lease.lease_id(),
+               lease.gang().members_size());
+  // kbd drops the lease after its TTL without a heartbeat; past twice that
+  // without an answer it is surely gone, so stop waiting on it.
+  const absl::Duration give_up =
+      2 *
+      std::max(absl::Milliseconds(lease.lease_ttl_ms()), options_.heartbeat);
+  absl::Time answered = absl::Now();
+  while (!stopping_) {
+    v1::HeartbeatRequest hb;
+    hb.set_worker_id(info_.worker_id());
+    hb.set_lease_id(lease.lease_id());
+    v1::HeartbeatResponse reply;
+    std::unique_ptr<grpc::ClientContext> ctx = Context(absl::Seconds(5));
+    if (stub_->Heartbeat(ctx.get(), hb, &reply).ok()) {
+      if (!reply.lease_valid()) break;  // The gang's job ended.
+      answered = absl::Now();
+    } else if (absl::Now() - answered > give_up) {
+      spdlog::warn("kbd did not answer heartbeats for lease {} for {}",
+                   lease.lease_id(), absl::FormatDuration(give_up));
+      break;
+    }
+    absl::SleepFor(options_.heartbeat);
+  }
+  spdlog::info("gang lease {} ended", lease.lease_id());
+}
+
 v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
+  if (lease.job().world_size() > 1) {
+    // kbd makes no such job yet; one that comes is refused, not run on
+    // one GPU as if it were a one-GPU job.
+    v1::JobResult result;
+    result.set_verdict(v1::VERDICT_ERROR);
+    result.mutable_error()->set_code(
+        static_cast<int>(absl::StatusCode::kUnimplemented));
+    result.mutable_error()->set_message(absl::StrCat(
+        "job ", lease.job().job_id(), " spans ", lease.job().world_size(),
+        " GPUs, and this kbworker runs one-GPU jobs only: the multi-rank "
+        "runner a gang lease needs is not built yet (docs/multi-gpu.md)"));
+    result.set_message(result.error().message());
+    *result.mutable_gpu() = info_.spec();
+    return result;
+  }
   std::atomic<bool> cancel{false}, lost{false};
   absl::Mutex mu;
   bool done = false;  // Guarded by mu; wakes the heartbeat thread at once.

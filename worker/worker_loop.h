@@ -4,7 +4,9 @@
 // lease with the result. Sanitize jobs run instead in one-shot runners under
 // compute-sanitizer (worker/sanitizer_runner.h). A runner that crashes, hangs
 // or reports a sticky CUDA error is replaced before the next lease; the worker
-// itself never dies from a candidate. Every call to kbd carries the worker
+// itself never dies from a candidate. A worker parked in a gang lease (a
+// multi-GPU job whose leader is another worker of this host) only
+// heartbeats until the lease ends. Every call to kbd carries the worker
 // token as `authorization: Bearer <token>` metadata; kbd refusing it (or the
 // worker's GPU facts) ends Run() with the reason, since retrying cannot help.
 //
@@ -70,6 +72,9 @@ class WorkerLoop {
  private:
   absl::Status EnsureRunner();
   v1::JobResult Execute(const v1::LeaseJobResponse& lease);
+  // A parked member of a gang lease: runs nothing and heartbeats the lease
+  // until kbd says it ended (or stops answering for twice its TTL).
+  void Park(const v1::LeaseJobResponse& lease);
   // A sanitize job, under the same heartbeats as Execute.
   v1::JobResult Sanitize(
       const v1::RunnerJob& job,

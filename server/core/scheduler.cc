@@ -7,26 +7,30 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "base/error_proto.h"
 #include "base/untrusted_input.h"
+#include "server/core/idle_pool.h"
 #include "server/core/result_check.h"
+#include "server/core/scheduler_internal.h"
 #include "spdlog/spdlog.h"
 
 namespace kbench {
 namespace {
 
+using scheduler_internal::Failure;
+using scheduler_internal::WorldSize;
+
 // Longest stage detail a heartbeat may set ("checking odd/b7, trial 3/5").
 constexpr size_t kMaxDetailBytes = 512;
 
-v1::JobResult Failure(const absl::Status& status) {
-  v1::JobResult r;
-  r.set_verdict(v1::VERDICT_ERROR);
-  *r.mutable_error() = ToErrorProto(status);
-  r.set_message(std::string(status.message()));
-  return r;
-}
-
 }  // namespace
+
+bool Scheduler::Active::HeldBy(const std::string& id) const {
+  if (worker_id == id) return true;
+  for (const Parked& p : parked) {
+    if (p.worker_id == id) return true;
+  }
+  return false;
+}
 
 Scheduler::Scheduler(const Options& options, JobTable* jobs,
                      WorkerRegistry* workers, FinishFn finish)
@@ -104,13 +108,15 @@ absl::StatusOr<int64_t> Scheduler::RequestLease(const v1::WorkerInfo& worker,
     // TTL.
     bool released = false;
     for (auto it = leases_.begin(); it != leases_.end();) {
-      if (it->second.worker_id != worker.worker_id()) {
+      if (!it->second.HeldBy(worker.worker_id())) {
         ++it;
         continue;
       }
+      const bool parked = it->second.worker_id != worker.worker_id();
       it = LoseLeaseLocked(
           it,
           absl::StrCat(worker.worker_id(),
+                       parked ? " (parked in the job's gang)" : "",
                        " restarted while running it (it asked for a new job)"),
           /*restarted=*/true, &failed);
       released = true;
@@ -135,74 +141,113 @@ void Scheduler::CancelWait(int64_t waiter_id) {
 }
 
 void Scheduler::MatchLocked(Calls* calls) {
-  bool matched = false;
-  // Oldest job first, each to the longest-waiting worker of its arch.
-  for (auto q = queue_.begin(); q != queue_.end() && !waiters_.empty();) {
-    auto w = waiters_.begin();
-    while (w != waiters_.end() &&
-           w->second.worker.spec().arch() != q->job.cubin_arch()) {
-      ++w;
+  if (queue_.empty() || waiters_.empty()) return;
+  std::vector<IdlePool::Idle> idle;
+  idle.reserve(waiters_.size());
+  for (const auto& [id, w] : waiters_) {  // Ids grow: longest-waiting first.
+    idle.push_back(
+        {id, w.worker.spec().arch(), w.worker.host_id(), w.worker.gpu_index()});
+  }
+  IdlePool pool(std::move(idle));
+  auto take = [this](int64_t waiter_id) {
+    auto w = waiters_.find(waiter_id);
+    Waiter waiter = std::move(w->second);
+    waiters_.erase(w);
+    return waiter;
+  };
+  // Connected workers per host, per arch, asked once a pass.
+  std::map<std::string, std::map<std::string, int>> hosts;
+  auto hosts_of = [&](const std::string& arch) -> const auto& {
+    auto it = hosts.find(arch);
+    if (it == hosts.end()) {
+      it = hosts.emplace(arch, workers_->LiveOnHosts(arch, absl::Now())).first;
     }
-    if (w == waiters_.end()) {
+    return it->second;
+  };
+  bool matched = false;
+  // Oldest job first, each to the longest-waiting worker of its arch (or
+  // the gang IdlePool picks).
+  for (auto q = queue_.begin(); q != queue_.end() && !pool.Empty();) {
+    const std::string& arch = q->job.cubin_arch();
+    const int world_size = WorldSize(q->job);
+    std::vector<Waiter> members;
+    if (world_size == 1) {
+      if (std::optional<int64_t> w = pool.TakeOne(arch)) {
+        members.push_back(take(*w));
+      }
+    } else if (std::optional<std::vector<int64_t>> gang =
+                   pool.TakeGang(arch, world_size)) {
+      for (int64_t w : *gang) members.push_back(take(w));
+    } else {
+      pool.Hold(arch, world_size, hosts_of(arch));
+    }
+    if (members.empty()) {
       ++q;
       continue;
     }
-    Waiter waiter = std::move(w->second);
-    waiters_.erase(w);
     Queued job = std::move(*q);
     q = queue_.erase(q);
-    Lease lease = StartLeaseLocked(std::move(job), waiter.worker);
-    calls->push_back(
-        [reply = std::move(waiter.reply), lease = std::move(lease)]() mutable {
-          reply(std::move(lease));
-        });
+    StartLeaseLocked(std::move(job), std::move(members), calls);
     matched = true;
   }
   if (matched) UpdatePositionsLocked();
 }
 
-Scheduler::Lease Scheduler::StartLeaseLocked(Queued q,
-                                             const v1::WorkerInfo& worker) {
+void Scheduler::StartLeaseLocked(Queued q, std::vector<Waiter> members,
+                                 Calls* calls) {
   Lease lease;
   lease.lease_id = absl::StrFormat("l-%d-%016x", next_id_++,
                                    absl::Uniform<uint64_t>(absl::BitGen()));
   lease.attempt = ++q.attempts;
   lease.job = q.job;
   lease.ttl = options_.lease_ttl;
+  const absl::Time now = absl::Now();
   const std::string job_id = q.job_id;
-  Active a{std::move(q), worker.worker_id(), absl::Now(), false};
+  const std::string& worker_id = members.front().worker.worker_id();
+  q.shown_position = 0;  // Shown again in full if the job is re-queued.
+  q.shown_detail.clear();
+  Active a{std::move(q), worker_id, now, false, {}};
+  if (members.size() > 1) {
+    for (const Waiter& m : members) {
+      v1::GangMember* g = lease.gang.add_members();
+      g->set_worker_id(m.worker.worker_id());
+      g->set_gpu_index(m.worker.gpu_index());
+      if (&m != &members.front()) a.parked.push_back({g->worker_id(), now});
+    }
+  }
+  for (const Waiter& m : members) {
+    workers_->SetCurrentJob(m.worker.worker_id(), job_id);
+  }
   leases_[lease.lease_id] = std::move(a);
-  workers_->SetCurrentJob(worker.worker_id(), job_id);
-  const std::string& worker_id = worker.worker_id();
   const int attempt = lease.attempt;
   (void)jobs_->Update(job_id, [&](v1::Job* j) {
     j->set_stage(v1::STAGE_RUNNING);
-    j->set_stage_detail(absl::StrCat("leased by ", worker_id));
+    j->set_stage_detail(members.size() > 1
+                            ? absl::StrCat("leased by a gang of ",
+                                           members.size(), " GPUs led by ",
+                                           worker_id)
+                            : absl::StrCat("leased by ", worker_id));
     j->set_worker_id(worker_id);
     j->set_attempts(attempt);
     j->set_queue_position(0);
   });
-  return lease;
-}
-
-void Scheduler::UpdatePositionsLocked() {
-  int pos = 0;
-  const std::map<std::string, int> archs = workers_->LiveArchs(absl::Now());
-  for (const Queued& q : queue_) {
-    ++pos;
-    const std::string& arch = q.job.cubin_arch();
-    std::string detail = "waiting for a free GPU";
-    if (archs.count(arch) == 0) {
-      detail =
-          absl::StrCat("waiting for a GPU worker to connect (the job needs ",
-                       arch, "; connected: ", DescribeArchs(archs), ")");
-    }
-    (void)jobs_->Update(q.job_id, [&](v1::Job* j) {
-      j->set_stage(v1::STAGE_WAITING_GPU);
-      j->set_queue_position(pos);
-      j->set_stage_detail(detail);
-    });
+  for (size_t i = 1; i < members.size(); ++i) {
+    // Not a copy of the leader's: the job carries its cubins.
+    Lease parked;
+    parked.lease_id = lease.lease_id;
+    parked.attempt = lease.attempt;
+    parked.ttl = lease.ttl;
+    parked.gang = lease.gang;
+    parked.job.set_job_id(job_id);
+    parked.job.set_world_size(lease.job.world_size());
+    parked.gang.set_parked(true);
+    calls->push_back(
+        [reply = std::move(members[i].reply),
+         parked = std::move(parked)]() mutable { reply(std::move(parked)); });
   }
+  calls->push_back(
+      [reply = std::move(members.front().reply),
+       lease = std::move(lease)]() mutable { reply(std::move(lease)); });
 }
 
 std::map<std::string, Scheduler::Active>::iterator Scheduler::LoseLeaseLocked(
@@ -210,6 +255,7 @@ std::map<std::string, Scheduler::Active>::iterator Scheduler::LoseLeaseLocked(
     bool restarted, Failed* failed) {
   Active& a = it->second;
   workers_->SetCurrentJob(a.worker_id, "");
+  for (const Parked& p : a.parked) workers_->SetCurrentJob(p.worker_id, "");
   const std::string job_id = a.queued.job_id;
   spdlog::warn("lease {} of job {} lost: {}", it->first, job_id, how);
   if (a.cancelled) {
@@ -254,7 +300,17 @@ Scheduler::HeartbeatReply Scheduler::Heartbeat(const std::string& worker_id,
   absl::MutexLock lock(&mu_);
   HeartbeatReply reply;
   auto it = leases_.find(lease_id);
-  if (it == leases_.end() || it->second.worker_id != worker_id) return reply;
+  if (it == leases_.end()) return reply;
+  if (it->second.worker_id != worker_id) {
+    // A parked member keeps the gang alive; its detail is not shown.
+    for (Parked& p : it->second.parked) {
+      if (p.worker_id != worker_id) continue;
+      p.last_heartbeat = absl::Now();
+      reply.lease_valid = true;
+      reply.cancel = it->second.cancelled;
+    }
+    return reply;
+  }
   it->second.last_heartbeat = absl::Now();
   reply.lease_valid = true;
   reply.cancel = it->second.cancelled;
@@ -275,6 +331,13 @@ absl::Status Scheduler::Complete(const std::string& worker_id,
   {
     absl::MutexLock lock(&mu_);
     auto it = leases_.find(lease_id);
+    if (it != leases_.end() && it->second.worker_id != worker_id &&
+        it->second.HeldBy(worker_id)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "worker '", worker_id, "' is a parked member of gang lease '",
+          lease_id, "'; only its leader, '", it->second.worker_id,
+          "', completes it. Drop the result"));
+    }
     if (it == leases_.end() || it->second.worker_id != worker_id) {
       return absl::FailedPreconditionError(absl::StrCat(
           "lease '", lease_id,
@@ -284,6 +347,9 @@ absl::Status Scheduler::Complete(const std::string& worker_id,
     job_id = it->second.queued.job_id;
     job = std::move(it->second.queued.job);
     const bool cancelled = it->second.cancelled;
+    for (const Parked& p : it->second.parked) {
+      workers_->SetCurrentJob(p.worker_id, "");
+    }
     leases_.erase(it);
     workers_->SetCurrentJob(worker_id, "");
     if (cancelled) return absl::OkStatus();  // Already finished by Cancel.
@@ -358,62 +424,19 @@ void Scheduler::Tick() {
       }
     }
     // Lost leases: re-queue at the front, or fail after max_attempts.
-    bool requeued = false;
     for (auto it = leases_.begin(); it != leases_.end();) {
-      const Active& a = it->second;
-      if (now - a.last_heartbeat <= options_.lease_ttl) {
+      const std::string how = StaleMember(it->second, now);
+      if (how.empty()) {
         ++it;
         continue;
       }
-      const std::string how =
-          absl::StrCat(a.worker_id, " stopped heartbeating (no heartbeat for ",
-                       absl::FormatDuration(absl::Trunc(
-                           now - a.last_heartbeat, absl::Milliseconds(100))),
-                       ")");
       it = LoseLeaseLocked(it, how, /*restarted=*/false, &failed);
-      requeued = true;
     }
-    // Jobs that cannot be served: no worker of their arch has been seen
-    // for too long.
-    if (!queue_.empty()) {
-      const std::map<std::string, int> archs = workers_->LiveArchs(now);
-      for (auto it = queue_.begin(); it != queue_.end();) {
-        const std::string& arch = it->job.cubin_arch();
-        if (archs.count(arch) > 0) {
-          ++it;
-          continue;
-        }
-        const absl::Time since =
-            std::max(it->since, workers_->LastSeenWithArch(arch));
-        if (now - since <= options_.no_worker_timeout) {
-          ++it;
-          continue;
-        }
-        const std::string waited =
-            absl::FormatDuration(options_.no_worker_timeout);
-        failed.emplace_back(
-            it->job_id,
-            Failure(absl::UnavailableError(
-                archs.empty()
-                    ? absl::StrCat(
-                          "no GPU worker connected for ", waited,
-                          " while the job waited; start kbworker on a GPU "
-                          "host (or kbd --local-worker=auto) and resubmit")
-                    : absl::StrCat(
-                          "no GPU worker for ", arch,
-                          " (the arch the job "
-                          "was compiled for) connected for ",
-                          waited, " while the job waited; connected: ",
-                          DescribeArchs(archs),
-                          ". Resubmit without an arch (kbd then compiles for "
-                          "a connected GPU), or connect a kbworker on a ",
-                          arch, " GPU"))));
-        it = queue_.erase(it);
-        requeued = true;
-      }
-    }
-    if (requeued) UpdatePositionsLocked();
+    FailUnservableLocked(now, &failed);
     MatchLocked(&calls);
+    // Every tick, not only after a change here: a queued job's detail
+    // follows workers that connect or go (gangs wait on whole hosts).
+    UpdatePositionsLocked();
   }
   for (auto& c : calls) c();
   for (auto& [job_id, result] : failed) finish_(job_id, std::move(result));

@@ -3,7 +3,14 @@
 //  - Workers long-poll Lease(); a waiting worker gets the next job compiled
 //    for its GPU's arch (RunnerJob.cubin_arch == spec.arch) at once.
 //  - Each GPU worker holds at most one lease, so timed GPU work is
-//    serialized per GPU by construction. A lease request from a worker id
+//    serialized per GPU by construction. A multi-GPU job
+//    (RunnerJob.world_size R > 1) is leased as a gang: one lease held by R
+//    workers of one host, granted when R of them wait together
+//    (server/core/idle_pool.h says which, and how a waiting gang holds a
+//    host so that one-GPU jobs cannot starve it). The leader (lowest GPU
+//    index) runs and completes it; the other members are parked and only
+//    heartbeat. The lease is lost when any member's heartbeats stop or any
+//    member restarts. A lease request from a worker id
 //    that still holds a lease means the worker restarted and lost its job:
 //    the job is given up at once (re-queued), not after the TTL.
 //  - A lease whose heartbeats stop for lease_ttl is lost: the job goes back
@@ -61,9 +68,10 @@ class Scheduler {
 
   struct Lease {
     std::string lease_id;
-    v1::RunnerJob job;
+    v1::RunnerJob job;  // A parked member's: job_id and world_size only.
     int attempt = 0;
     absl::Duration ttl;
+    v1::GangLease gang;  // Empty for a one-GPU job.
   };
   // Called once: with a lease, or with nullopt when the wait ran out.
   using LeaseReply = std::function<void(std::optional<Lease>)>;
@@ -102,9 +110,10 @@ class Scheduler {
                            const std::string& detail);
 
   // The worker's result. FailedPrecondition when the lease is unknown or
-  // lost (its job went elsewhere or ended). InvalidArgument when the result
-  // fails CheckWorkerResult: the job then ends with an INTERNAL error saying
-  // so (the worker's verdict is dropped).
+  // lost (its job went elsewhere or ended), or the worker is a parked
+  // member of it (only the leader completes a gang lease). InvalidArgument when
+  // the result fails CheckWorkerResult: the job then ends with an INTERNAL
+  // error saying so (the worker's verdict is dropped).
   absl::Status Complete(const std::string& worker_id,
                         const std::string& lease_id, v1::JobResult result);
 
@@ -125,12 +134,24 @@ class Scheduler {
     std::vector<std::string> losses;
     // Of those, the leases lost because their worker restarted mid-job.
     int restarts = 0;
+    // What the job's stage shows now (UpdatePositionsLocked writes only
+    // changes); cleared when the job is leased.
+    int shown_position = 0;
+    std::string shown_detail;
+  };
+  // A parked member of a gang lease.
+  struct Parked {
+    std::string worker_id;
+    absl::Time last_heartbeat;
   };
   struct Active {
     Queued queued;
-    std::string worker_id;
+    std::string worker_id;  // The leader, for a gang.
     absl::Time last_heartbeat;
     bool cancelled = false;
+    std::vector<Parked> parked;  // Empty for a one-GPU job.
+    // Whether `worker_id` holds this lease, as its leader or parked.
+    bool HeldBy(const std::string& worker_id) const;
   };
   struct Waiter {
     v1::WorkerInfo worker;
@@ -142,13 +163,28 @@ class Scheduler {
   void Tick();
   // Hands queued jobs to waiting workers; collects the replies in `calls`.
   void MatchLocked(Calls* calls) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  Lease StartLeaseLocked(Queued q, const v1::WorkerInfo& worker)
+  // Leases `q` to `members` (one, or a gang by rank) and moves their
+  // waiters' replies into `calls`.
+  void StartLeaseLocked(Queued q, std::vector<Waiter> members, Calls* calls)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Why a queued gang job waits, for its stage detail; `hosts`: the
+  // connected workers of its arch per host (WorkerRegistry::LiveOnHosts).
+  static std::string GangWaitDetail(const Queued& q,
+                                    const std::map<std::string, int>& hosts);
+  // A lease whose leader or parked member has not heartbeated for
+  // lease_ttl at `now`: which one, and for how long. Empty when none.
+  std::string StaleMember(const Active& a, absl::Time now) const;
+  // Sets each queued job's position and stage detail where they changed.
   void UpdatePositionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Fails (into `failed`) the queued jobs no connected worker can serve
+  // and none has for no_worker_timeout: no worker of their arch, or for a
+  // gang no host with enough of them.
+  using Failed = std::vector<std::pair<std::string, v1::JobResult>>;
+  void FailUnservableLocked(absl::Time now, Failed* failed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Ends the lease `it` (its worker lost it, as `how` says; `restarted` when
   // the worker came back without its job): re-queues the job at the front,
   // or fails it into `failed` after max_attempts. Returns the next lease.
-  using Failed = std::vector<std::pair<std::string, v1::JobResult>>;
   std::map<std::string, Active>::iterator LoseLeaseLocked(
       std::map<std::string, Active>::iterator it, const std::string& how,
       bool restarted, Failed* failed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

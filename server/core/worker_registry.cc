@@ -399,6 +399,20 @@ std::map<std::string, int> WorkerRegistry::LiveArchs(absl::Time now) const {
   return archs;
 }
 
+std::map<std::string, int> WorkerRegistry::LiveOnHosts(const std::string& arch,
+                                                       absl::Time now) const {
+  std::map<std::string, std::set<int>> gpus;
+  for (const v1::WorkerGpu& g : Live(now)) {
+    if (g.spec().arch() != arch || g.host_id().empty()) continue;
+    gpus[g.host_id()].insert(g.gpu_index());
+  }
+  std::map<std::string, int> hosts;
+  for (const auto& [host, indices] : gpus) {
+    hosts[host] = static_cast<int>(indices.size());
+  }
+  return hosts;
+}
+
 std::optional<v1::GpuSpec> WorkerRegistry::StrictestSpec(
     const std::string& arch, absl::Time now) const {
   std::optional<v1::GpuSpec> out;

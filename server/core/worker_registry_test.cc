@@ -217,6 +217,30 @@ TEST(WorkerRegistryTest, AHostIdIsRecordedAndBounded) {
   }
 }
 
+// What a gang lease could span: connected GPUs of one arch per host.
+TEST(WorkerRegistryTest, LiveOnHostsCountsEachHostsDistinctGpusOfAnArch) {
+  WorkerRegistry r(Liveness(absl::Seconds(45)));
+  auto on = [&](const std::string& id, const std::string& host, int gpu,
+                const std::string& arch, absl::Time at) {
+    v1::WorkerInfo info = Info(id, "", gpu);
+    info.set_host_id(host);
+    info.mutable_spec()->set_arch(arch);
+    r.Touch(info, at);
+  };
+  on("a0", "h-a", 0, "sm_90", kT0);
+  on("a1", "h-a", 1, "sm_90", kT0);
+  on("a1again", "h-a", 1, "sm_90", kT0);  // A second id on GPU 1.
+  on("a2", "h-a", 2, "sm_80", kT0);       // Another arch.
+  on("b0", "h-b", 0, "sm_90", kT0);
+  on("b1", "h-b", 1, "sm_90", kT0 - absl::Minutes(5));  // Gone.
+  on("nohost", "", 3, "sm_90", kT0);
+  EXPECT_EQ(r.LiveOnHosts("sm_90", kT0),
+            (std::map<std::string, int>{{"h-a", 2}, {"h-b", 1}}));
+  EXPECT_EQ(r.LiveOnHosts("sm_80", kT0),
+            (std::map<std::string, int>{{"h-a", 1}}));
+  EXPECT_TRUE(r.LiveOnHosts("sm_100", kT0).empty());
+}
+
 TEST(WorkerRegistryTest, FakeOrBrokenSpecsAreInvalidArgument) {
   struct Case {
     const char* what;

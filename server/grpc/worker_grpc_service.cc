@@ -36,6 +36,9 @@ class LeaseReactor : public grpc::ServerUnaryReactor {
             response->set_attempt(lease->attempt);
             response->set_lease_ttl_ms(
                 static_cast<int>(absl::ToInt64Milliseconds(lease->ttl)));
+            if (lease->gang.members_size() > 0) {
+              *response->mutable_gang() = std::move(lease->gang);
+            }
           });
         });
     if (!waiter.ok()) {
