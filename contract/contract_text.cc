@@ -1,5 +1,6 @@
 #include "contract/contract_text.h"
 
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,23 @@
 #include "contract/problem_util.h"
 
 namespace kbench {
+namespace {
+
+// Where a tensor lives, in a problem that spans GPUs; "" otherwise.
+std::string PlacementNote(const v1::TensorSpec& t) {
+  switch (t.placement()) {
+    case v1::PLACEMENT_PER_RANK:
+      return ", shard r on GPU r";
+    case v1::PLACEMENT_REPLICATED:
+      return ", on every GPU";
+    case v1::PLACEMENT_RANK0:
+      return ", on GPU 0";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
 
 std::string KernelContractText(const v1::Problem& problem) {
   std::string out;
@@ -40,9 +58,17 @@ std::string KernelContractText(const v1::Problem& problem) {
   absl::StrAppend(&out, "- Layouts:");
   for (const v1::TensorSpec& t : problem.tensors()) {
     absl::StrAppend(&out, " ", t.name(), " (", absl::StrJoin(t.shape(), ", "),
-                    ") ", DTypeShortName(t.dtype()), ";");
+                    ") ", DTypeShortName(t.dtype()), PlacementNote(t), ";");
   }
   out.back() = '\n';
+  if (problem.world_size() > 1) {
+    absl::StrAppend(
+        &out, "- Spans ", problem.world_size(),
+        " GPUs of one host: the kernel runs once per GPU (rank), each rank "
+        "with its own copy of every tensor as placed above. Running it "
+        "needs the multi-rank runner, which is not built yet: jobs end "
+        "with an UNIMPLEMENTED error (docs/multi-gpu.md).\n");
+  }
   const v1::Tolerance& tol = problem.tolerance();
   absl::StrAppend(
       &out,

@@ -124,6 +124,36 @@ absl::Status CheckInputs(const v1::Problem& p) {
 
 // `b` is the problem's baseline or its expert baseline, `what` its field
 // ("baseline", "expert").
+// An NCCL step: only where the problem spans GPUs, from a per-rank input to
+// a workspace (ValidateBaselineSteps checks the file declares it).
+absl::Status CheckNcclStep(const v1::Problem& p, const v1::NcclStep& nccl,
+                           const std::string& field) {
+  if (p.world_size() <= 1) {
+    return Error(p, field,
+                 "an nccl step needs a problem that spans GPUs (world_size "
+                 "2 or more)");
+  }
+  if (nccl.op_case() != v1::NcclStep::kAllGather) {
+    return Error(p, field, "nccl needs an op: all_gather { send recv }");
+  }
+  const v1::NcclStep::AllGather& ag = nccl.all_gather();
+  const v1::TensorSpec* send = FindTensor(p, ag.send());
+  if (send == nullptr || send->role() != v1::TENSOR_ROLE_INPUT ||
+      send->placement() != v1::PLACEMENT_PER_RANK) {
+    return Error(p, field,
+                 absl::StrCat("nccl.all_gather.send '", ag.send(),
+                              "' is not an input with PLACEMENT_PER_RANK"));
+  }
+  if (!IsIdentifier(ag.recv()) || FindTensor(p, ag.recv()) != nullptr ||
+      IsDim(p, ag.recv())) {
+    return Error(p, field,
+                 absl::StrCat("nccl.all_gather.recv '", ag.recv(),
+                              "' must name a workspace of the baseline's "
+                              "file, not a tensor or dim of the problem"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckStepShapes(const v1::Problem& p, const v1::Baseline& b,
                              absl::string_view what) {
   const bool expert = what != "baseline";
@@ -166,8 +196,12 @@ absl::Status CheckStepShapes(const v1::Problem& p, const v1::Baseline& b,
       }
       continue;
     }
+    if (step.step_case() == v1::BaselineStep::kNccl) {
+      RETURN_IF_ERROR(CheckNcclStep(p, step.nccl(), field));
+      continue;
+    }
     if (step.step_case() != v1::BaselineStep::kMatmul) {
-      return Error(p, field, "a step is a launch or a matmul");
+      return Error(p, field, "a step is a launch, a matmul or an nccl step");
     }
     const v1::MatmulStep& m = step.matmul();
     for (const auto& [name, value] :
@@ -259,12 +293,21 @@ absl::Status CheckCases(const v1::Problem& p) {
         }
         absl::StatusOr<int64_t> n = TensorElements(t, *dims);
         if (!n.ok()) return Error(p, field, n.status().message());
+        // A per-rank input's values are the whole tensor, its shards in
+        // rank order: the golden computes from the gathered inputs.
+        const int64_t shards = t.placement() == v1::PLACEMENT_PER_RANK
+                                   ? std::max(1, p.world_size())
+                                   : 1;
         const auto& values = it->second->values();
-        if (values.size() != *n) {
+        if (values.size() != *n * shards) {
           return Error(
               p, field,
-              absl::StrCat("'", t.name(), "' has ", values.size(),
-                           " values; at these dims it has ", *n, " elements"));
+              absl::StrCat(
+                  "'", t.name(), "' has ", values.size(),
+                  " values; at these dims it has ", *n * shards, " elements",
+                  shards > 1
+                      ? absl::StrCat(" (", shards, " shards of ", *n, ")")
+                      : ""));
         }
         total += values.size();
         if (total > kMaxCheckCaseValues) {
@@ -396,6 +439,17 @@ absl::Status ValidateBaselineSteps(const v1::Problem& p, const v1::Baseline& b,
   for (int i = 0; i < b.steps_size(); ++i) {
     const v1::BaselineStep& step = b.steps(i);
     const std::string field = absl::StrCat(what, ".steps[", i, "]");
+    if (step.step_case() == v1::BaselineStep::kNccl) {
+      const std::string& recv = step.nccl().all_gather().recv();
+      if (workspaces.count(recv) == 0) {
+        return Error(p, field,
+                     absl::StrCat("nccl.all_gather.recv '", recv,
+                                  "' is not a `// @kb workspace` of the "
+                                  "file; declare it there, world_size times "
+                                  "the shard's size"));
+      }
+      continue;
+    }
     if (step.step_case() == v1::BaselineStep::kLaunch) {
       if (next_launch >= launches ||
           file_plan->launches(next_launch).entry() != step.launch()) {

@@ -46,6 +46,10 @@ absl::Status CheckDimsInDomain(const v1::Problem& problem,
 // below where elements * size would wrap).
 inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
 
+// The most GPUs a problem may span (Problem.world_size): the GPUs of one
+// host that kbd can lease together as a gang (docs/multi-gpu.md).
+inline constexpr int kMaxWorldSize = 8;
+
 // Number of elements of a tensor at `dims`; InvalidArgument when they
 // overflow or would take more than kMaxTensorBytes.
 absl::StatusOr<int64_t> TensorElements(const v1::TensorSpec& tensor,

@@ -167,6 +167,60 @@ absl::Status CheckTensors(const v1::Problem& problem, const Checker& check) {
   return absl::OkStatus();
 }
 
+// A problem that spans GPUs (docs/multi-gpu.md): its world size, and where
+// each tensor lives. `rank` and `world_size` are reserved in every problem:
+// a multi-rank launch passes them to each rank.
+absl::Status CheckWorldSize(const v1::Problem& problem, const Checker& check) {
+  for (const char* reserved : {"rank", "world_size"}) {
+    if (IsDim(problem, reserved) || FindTensor(problem, reserved) != nullptr) {
+      return check.Error(reserved,
+                         absl::StrCat("'", reserved,
+                                      "' is a reserved name (each rank of a "
+                                      "problem that spans GPUs is given it); "
+                                      "name the dim or tensor otherwise"));
+    }
+  }
+  const int world_size = problem.world_size();
+  if (world_size < 0 || world_size > kMaxWorldSize) {
+    return check.Error(
+        "world_size", absl::StrCat(world_size,
+                                   " is out of range: 0 or 1 for one GPU, or 2 "
+                                   "to ",
+                                   kMaxWorldSize, " for the GPUs of one host"));
+  }
+  for (int i = 0; i < problem.tensors_size(); ++i) {
+    const v1::TensorSpec& t = problem.tensors(i);
+    const std::string field =
+        absl::StrCat("tensors[", i, "] (", t.name(), ").placement");
+    const v1::Placement placement = t.placement();
+    if (world_size <= 1) {
+      if (placement != v1::PLACEMENT_UNSPECIFIED) {
+        return check.Error(field,
+                           "placement is only for a problem that spans GPUs "
+                           "(world_size 2 or more); leave it out");
+      }
+      continue;
+    }
+    if (placement != v1::PLACEMENT_PER_RANK &&
+        placement != v1::PLACEMENT_REPLICATED &&
+        placement != v1::PLACEMENT_RANK0) {
+      return check.Error(
+          field, absl::StrCat("the problem spans ", world_size,
+                              " GPUs, so each tensor says where it lives: "
+                              "PLACEMENT_PER_RANK (shard r on GPU r), "
+                              "PLACEMENT_REPLICATED or PLACEMENT_RANK0"));
+    }
+    if (placement == v1::PLACEMENT_PER_RANK &&
+        t.role() != v1::TENSOR_ROLE_INPUT) {
+      return check.Error(field,
+                         "PLACEMENT_PER_RANK is for inputs; an output is "
+                         "PLACEMENT_REPLICATED (every rank writes the whole "
+                         "output) or PLACEMENT_RANK0");
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckSignature(const v1::Problem& problem, const Checker& check) {
   std::map<std::string, int> count;
   for (const std::string& name : problem.signature()) {
@@ -365,6 +419,7 @@ absl::Status ValidateProblem(const v1::Problem& problem) {
   RETURN_IF_ERROR(CheckSuites(problem, check));
   RETURN_IF_ERROR(CheckDims(problem, check));
   RETURN_IF_ERROR(CheckTensors(problem, check));
+  RETURN_IF_ERROR(CheckWorldSize(problem, check));
   RETURN_IF_ERROR(CheckSignature(problem, check));
   // The formula's syntax first: CheckShapeSets evaluates it at each shape.
   RETURN_IF_ERROR(check.CheckExpr("flops", problem.flops()));

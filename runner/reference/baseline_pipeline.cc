@@ -237,6 +237,14 @@ absl::Status BaselinePipeline::DoPrepare(const TensorSet& tensors) {
       steps_.push_back(std::move(step));
       continue;
     }
+    if (baseline_.steps(i).step_case() != v1::BaselineStep::kMatmul) {
+      // An NCCL step belongs to a problem that spans GPUs, which the
+      // one-GPU runner never gets (kbworker refuses such jobs).
+      return absl::FailedPreconditionError(absl::StrCat(
+          what_, " step ", i,
+          " is a collective, which only the multi-rank runner runs (not "
+          "built yet; docs/multi-gpu.md)"));
+    }
     step.matmul = std::make_unique<Matmul>();
     uses_lt_ = true;
     // Owned by steps_ at once, so that a failure below frees it.

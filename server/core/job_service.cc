@@ -271,6 +271,8 @@ v1::RunnerJob JobService::MakeRunnerJob(
   rj.set_source_digest(p.digest);
   if (compiled.cubin) rj.set_cubin(*compiled.cubin);
   rj.set_cubin_arch(p.arch);
+  // A problem that spans GPUs is leased as a gang of that many.
+  rj.set_world_size(p.problem->world_size());
   for (const v1::ShapeSet& s : p.check_sets) *rj.add_check_sets() = s;
   rj.set_timing_set(p.timing_set);
   *rj.mutable_timing_shape() = p.timing_shape;

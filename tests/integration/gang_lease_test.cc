@@ -1,0 +1,170 @@
+// A problem that spans GPUs, through kbd and kbworker with the stand-in
+// runner (docs/multi-gpu.md): tests/integration/problems/allgather_fp32
+// (world_size 2) in a problems directory beside a one-GPU problem. kbd
+// loads it and shows where its tensors live; with one worker of a host it
+// waits, saying for what; with two workers of one host (same --host-id) it
+// is leased to both as a gang, and the leader ends it with UNIMPLEMENTED
+// (the multi-rank runner is not built) while the other was parked; both
+// then serve one-GPU jobs again.
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/time/clock.h"
+#include "kbench/v1/kbench.grpc.pb.h"
+#include "testing/eventually.h"
+#include "testing/process.h"
+
+namespace kbench {
+namespace {
+
+namespace fs = std::filesystem;
+using ::kbench::testing::BinDir;
+using ::kbench::testing::Child;
+using ::kbench::testing::Eventually;
+using ::kbench::testing::KbdProcess;
+using ::kbench::testing::ReadSourceFile;
+using ::kbench::testing::SourcePath;
+using ::kbench::testing::StartWorker;
+using ::testing::HasSubstr;
+
+class GangLeaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const fs::path root = dir_.path();
+    const fs::path problems = root / "problems";
+    fs::create_directories(problems);
+    fs::copy(SourcePath("kernels/examples"), root / "examples");
+    fs::copy(SourcePath("kernels/problems/gather_linear_fp32"),
+             problems / "gather_linear_fp32");
+    fs::copy(SourcePath("tests/integration/problems/allgather_fp32"),
+             problems / "allgather_fp32");
+    auto kbd = KbdProcess::Start(
+        {{"--problems-dir", problems.string(), "--lease-ttl-ms=1500"}, ""});
+    ASSERT_TRUE(kbd.ok()) << kbd.status();
+    kbd_ = std::move(*kbd);
+    stub_ = v1::Kbench::NewStub(grpc::CreateChannel(
+        kbd_->address(), grpc::InsecureChannelCredentials()));
+  }
+  // A worker of GPU `gpu` on host "node-1".
+  std::unique_ptr<Child> Worker(int gpu) {
+    auto w = StartWorker(kbd_->address(), BinDir() + "/kb_fake_runner", gpu,
+                         {"--worker-id", absl::StrCat("node-1:gpu", gpu),
+                          "--host-id", "node-1"});
+    EXPECT_TRUE(w.ok()) << w.status();
+    return w.ok() ? std::move(*w) : nullptr;
+  }
+  void WaitForWorkers(int n) {
+    for (int i = 0; i < 200; ++i) {
+      v1::GetGpuSpecsResponse resp;
+      grpc::ClientContext ctx;
+      if (stub_->GetGpuSpecs(&ctx, v1::GetGpuSpecsRequest(), &resp).ok() &&
+          resp.gpus_size() >= n) {
+        return;
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    FAIL() << "workers did not connect; kbd log:\n" << kbd_->Log();
+  }
+  std::string Submit(const std::string& problem, const std::string& source) {
+    v1::SubmitJobRequest req;
+    req.set_kind(v1::JOB_KIND_CORRECTNESS);
+    req.mutable_kernel()->set_problem(problem);
+    req.mutable_kernel()->set_source(source);
+    v1::SubmitJobResponse resp;
+    grpc::ClientContext ctx;
+    const grpc::Status s = stub_->SubmitJob(&ctx, req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return resp.job().id();
+  }
+  v1::Job Get(const std::string& id) {
+    v1::GetJobRequest req;
+    req.set_job_id(id);
+    v1::GetJobResponse resp;
+    grpc::ClientContext ctx;
+    EXPECT_TRUE(stub_->GetJob(&ctx, req, &resp).ok());
+    return resp.job();
+  }
+  // Polls until `done` holds for the job, up to `timeout`.
+  template <typename Pred>
+  v1::Job WaitFor(const std::string& id, Pred done,
+                  absl::Duration timeout = absl::Seconds(30)) {
+    const absl::Time deadline = absl::Now() + timeout;
+    v1::Job job = Get(id);
+    while (!done(job) && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(20));
+      job = Get(id);
+    }
+    return job;
+  }
+  std::string Example() {
+    return ReadSourceFile(
+        "tests/integration/problems/allgather_fp32/example.cu");
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<KbdProcess> kbd_;
+  std::unique_ptr<v1::Kbench::Stub> stub_;
+};
+
+TEST_F(GangLeaseTest, TheProblemShowsWhereItsTensorsLive) {
+  v1::GetProblemRequest req;
+  req.set_name("allgather_fp32");
+  v1::GetProblemResponse resp;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(stub_->GetProblem(&ctx, req, &resp).ok());
+  EXPECT_EQ(resp.problem().world_size(), 2);
+  EXPECT_THAT(resp.contract(), HasSubstr("x (N) fp32, shard r on GPU r;"));
+  EXPECT_THAT(resp.contract(), HasSubstr("out (2*N) fp32, on every GPU"));
+  EXPECT_THAT(resp.contract(), HasSubstr("Spans 2 GPUs of one host"));
+}
+
+TEST_F(GangLeaseTest, AGangJobWaitsForTwoGpusOfOneHostThenRunsOnBoth) {
+  auto gpu1 = Worker(1);
+  WaitForWorkers(1);
+  const std::string id = Submit("allgather_fp32", Example());
+  // One GPU of the host is connected: the job says what it waits for.
+  v1::Job waiting = WaitFor(id, [](const v1::Job& j) {
+    return absl::StrContains(j.stage_detail(), "waiting for a host with 2");
+  });
+  EXPECT_EQ(waiting.stage(), v1::STAGE_WAITING_GPU) << waiting.DebugString();
+  EXPECT_THAT(waiting.stage_detail(), HasSubstr("the most on one host now: 1"));
+
+  auto gpu0 = Worker(0);
+  const v1::Job done =
+      WaitFor(id, [](const v1::Job& j) { return j.stage() == v1::STAGE_DONE; });
+  ASSERT_EQ(done.stage(), v1::STAGE_DONE) << done.DebugString();
+  // The leader is the lowest GPU index; it refuses to run the job on one
+  // GPU, and says why.
+  EXPECT_EQ(done.worker_id(), "node-1:gpu0");
+  EXPECT_EQ(done.result().verdict(), v1::VERDICT_ERROR);
+  EXPECT_EQ(done.result().error().code(),
+            static_cast<int>(absl::StatusCode::kUnimplemented));
+  EXPECT_THAT(done.result().message(), HasSubstr("spans 2 GPUs"));
+  EXPECT_THAT(done.result().message(), HasSubstr("one-GPU jobs only"));
+  EXPECT_THAT(gpu1->Stderr(), HasSubstr("parked in the gang of job " + id));
+  // Its next heartbeat (one a second) tells the parked worker.
+  EXPECT_TRUE(Eventually(
+      [&] { return absl::StrContains(gpu1->Stderr(), "gang lease"); },
+      absl::Seconds(10)))
+      << gpu1->Stderr();
+
+  // Both serve one-GPU jobs again.
+  const std::string example =
+      ReadSourceFile("kernels/examples/gather_linear_naive.cu");
+  const std::string a = Submit("gather_linear_fp32", example);
+  const std::string b = Submit("gather_linear_fp32", example);
+  for (const std::string& j : {a, b}) {
+    const v1::Job one = WaitFor(
+        j, [](const v1::Job& x) { return x.stage() == v1::STAGE_DONE; });
+    EXPECT_EQ(one.result().verdict(), v1::VERDICT_PASSED) << one.DebugString();
+  }
+}
+
+}  // namespace
+}  // namespace kbench
