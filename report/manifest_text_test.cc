@@ -48,7 +48,7 @@ TEST(ReproManifestTest, TextNamesEveryPart) {
   m.add_seeds(42);
   m.add_seeds(43);
   m.set_l2_flushed(true);
-  m.set_stopping_criterion("rel stderr <= 0.5%");
+  m.set_stopping_criterion("median rel stderr <= 0.5%");
   m.set_problem_digest(std::string(64, 'a'));
   (*m.mutable_shape_set_digests())["odd"] = std::string(64, 'b');
   const std::string text = ManifestText(m);
@@ -56,7 +56,7 @@ TEST(ReproManifestTest, TextNamesEveryPart) {
        {"NVIDIA H200", "GPU-1234", "driver 13.0", "NVRTC 13.0", "sm_90",
         "max SM 1980 MHz", "memory 3201 MHz", "measured SM 1980 -> 1970 MHz",
         "-arch=sm_90 -O3", "5 trials/shape", "(+12 hidden)", "seeds 42",
-        "cold L2", "rel stderr <= 0.5%", "problem aaaaaaaaaaaa",
+        "cold L2", "median rel stderr <= 0.5%", "problem aaaaaaaaaaaa",
         "odd bbbbbbbbbbbb"}) {
     EXPECT_THAT(text, HasSubstr(want));
   }

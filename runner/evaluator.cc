@@ -61,7 +61,7 @@ void FillManifest(const v1::RunnerJob& job, const v1::GpuSpec& spec,
     m->set_l2_flushed(!job.timing_hot_l2());
     const v1::StoppingCriterion stop = WithStoppingDefaults(job.stopping());
     m->set_stopping_criterion(absl::StrFormat(
-        "rel stderr <= %.2g%%, >= %d samples, <= %d ms",
+        "median rel stderr <= %.2g%%, >= %d samples, <= %d ms",
         100 * stop.max_rel_stderr(), stop.min_samples(), stop.max_time_ms()));
   }
 }

@@ -376,7 +376,7 @@ TEST_F(HardeningTest, CorrectNaiveSubmitPassesWithManifestAndClocks) {
   EXPECT_TRUE(m.l2_flushed());
   // The job's unset criterion takes the defaults; the digest is the job's.
   EXPECT_EQ(m.stopping_criterion(),
-            "rel stderr <= 0.5%, >= 20 samples, <= 1000 ms");
+            "median rel stderr <= 0.5%, >= 20 samples, <= 1000 ms");
   EXPECT_EQ(m.source_digest(), Sha256Hex(Kernel("", "", "")));
   EXPECT_GT(r.timing().sm_clock_before_mhz(), 0);
   EXPECT_GT(r.timing().floor_us(), 0);
