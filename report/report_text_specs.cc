@@ -71,6 +71,18 @@ void AppendGpu(const v1::WorkerGpu& w, std::string* out) {
     absl::StrAppend(out, " with job ", w.current_job_id());
   }
   absl::StrAppend(out, ", ", w.jobs_done(), " jobs done\n");
+  if (!w.links().empty()) {
+    std::vector<std::string> links;
+    for (const v1::GpuLink& l : w.links()) {
+      links.push_back(
+          l.peer_access()
+              ? absl::StrFormat("GPU %d (peer access, rank %d, %.0f GB/s)",
+                                l.peer_gpu_index(), l.performance_rank(),
+                                l.copy_gbps())
+              : absl::StrFormat("GPU %d (no peer access)", l.peer_gpu_index()));
+    }
+    absl::StrAppend(out, "  links: ", absl::StrJoin(links, ", "), "\n");
+  }
   absl::StrAppend(out, "  arch: ", g.arch(), " (compute capability ",
                   g.cc_major(), ".", g.cc_minor(), "), ", g.sm_count(),
                   " SMs, SM clock ", g.sm_clock_mhz(), " MHz\n");

@@ -390,6 +390,17 @@ TEST(ReportTextTest, GpuSpecs) {
   EXPECT_THAT(FormatGpuSpecs(specs),
               StartsWith("GPU 0: NVIDIA H200 on gpu-host (worker w-1, host "
                          "h-0a1b) — busy"));
+  // No links: one GPU on its host, or none measured; no line.
+  EXPECT_THAT(FormatGpuSpecs(specs), Not(HasSubstr("links:")));
+  v1::GpuLink* nvlink = specs.mutable_gpus(0)->add_links();
+  nvlink->set_peer_gpu_index(1);
+  nvlink->set_peer_access(true);
+  nvlink->set_performance_rank(1);
+  nvlink->set_copy_gbps(361.4);
+  specs.mutable_gpus(0)->add_links()->set_peer_gpu_index(2);
+  EXPECT_THAT(FormatGpuSpecs(specs),
+              HasSubstr("\n  links: GPU 1 (peer access, rank 1, 361 GB/s), "
+                        "GPU 2 (no peer access)\n"));
 }
 
 v1::Problem GatherLinearProblem() {

@@ -19,6 +19,11 @@
 // and waits for a line on stdin; then DIR/lines.pb gets the ProfileReport
 // of DIR/job.pb, with the reason in `missing` when it fails (exit status
 // 1). By hand: `echo go | kbrunner --line-loads-wait DIR`.
+//
+// Topology mode (`kbrunner --topology FILE --device N`): writes the
+// serialized RunnerTopology of GPU N (its links to every other visible GPU,
+// runner/device/topology.h) to FILE and exits; kbworker runs it at start
+// with all of the host's GPUs visible.
 #include <unistd.h>
 
 #include <chrono>
@@ -32,6 +37,7 @@
 #include "kbench/v1/worker.pb.h"
 #include "runner/device/ceilings.h"
 #include "runner/device/device_context.h"
+#include "runner/device/topology.h"
 #include "runner/evaluator.h"
 #include "runner/profile/line_loads.h"
 #include "spdlog/spdlog.h"
@@ -71,6 +77,30 @@ int RunOneShot(kbench::DeviceContext* ctx,
   return result.verdict() == kbench::v1::VERDICT_PASSED ? 0 : 1;
 }
 
+// Topology mode: 0 when FILE was written, 3 when measuring failed, 4 when
+// FILE could not be written.
+int WriteTopology(int device, const std::string& path) {
+  kbench::TopologyOptions options;
+  options.device = device;
+  absl::StatusOr<kbench::v1::RunnerTopology> topology =
+      kbench::MeasureTopology(options);
+  if (!topology.ok()) {
+    spdlog::error("--topology: {}", std::string(topology.status().message()));
+    return 3;
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !topology->SerializeToOstream(&out)) {
+    spdlog::error("--topology: cannot write {}", path);
+    return 4;
+  }
+  for (const kbench::v1::GpuLink& l : topology->links()) {
+    spdlog::info("GPU {} to GPU {}: peer access {}, rank {}, {:.0f} GB/s",
+                 device, l.peer_gpu_index(), l.peer_access() ? "yes" : "no",
+                 l.performance_rank(), l.copy_gbps());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,6 +118,10 @@ int main(int argc, char** argv) {
                  "DIR: the runner's line-loads child: create the context, "
                  "then DIR/ready; on a line on stdin, global loads per "
                  "source line of DIR/job.pb into DIR/lines.pb, then exit");
+  std::string topology;
+  app.add_option("--topology", topology,
+                 "FILE: write the links of --device to the other visible "
+                 "GPUs (a serialized RunnerTopology) to FILE, then exit");
   app.add_option("--device", device, "CUDA device ordinal")
       ->capture_default_str();
   app.add_option("--protocol-fd", fd, "File descriptor of the worker socket")
@@ -95,6 +129,7 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "Log level")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   kbench::InitLogging("kbrunner", log_level);
+  if (!topology.empty()) return WriteTopology(device, topology);
 
   const auto t0 = std::chrono::steady_clock::now();
   kbench::DeviceContext::Options options;

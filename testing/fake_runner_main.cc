@@ -32,6 +32,12 @@
 // rate above 100% included), two reference kernels, and hot source lines on the
 // source's first "+=", "for (" and "out[" code lines (70/20/10% of 1000
 // samples).
+//
+// `kb_fake_runner --topology FILE --device N` writes a RunnerTopology, as
+// `kbrunner --topology` does, from KB_FAKE_TOPOLOGY: the host's GPU
+// indices, comma-separated, each with "!" when it has no peer access
+// ("0,1,2,3!": four GPUs, GPU 3 reaching none). Linked GPUs report rank 1
+// and 100 GB/s. Without it: one GPU, no links.
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -41,6 +47,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <string>
 #include <utility>
@@ -416,7 +423,41 @@ bool HandleJob(const v1::RunnerJob& job) {
   return keep_running;
 }
 
-int Main() {
+// The fake `--topology FILE --device N`; see the header comment.
+int FakeTopology(const std::string& path, int device) {
+  v1::RunnerTopology topology;
+  const char* env = std::getenv("KB_FAKE_TOPOLOGY");
+  std::map<int, bool> gpus;  // Index -> has peer access.
+  for (absl::string_view part :
+       absl::StrSplit(env == nullptr ? "" : env, ',', absl::SkipEmpty())) {
+    const bool none = absl::ConsumeSuffix(&part, "!");
+    int index = 0;
+    if (!absl::SimpleAtoi(part, &index)) return 2;
+    gpus[index] = !none;
+  }
+  topology.set_device_count(std::max<int>(1, static_cast<int>(gpus.size())));
+  for (const auto& [index, peer] : gpus) {
+    if (index == device) continue;
+    v1::GpuLink* link = topology.add_links();
+    link->set_peer_gpu_index(index);
+    const bool linked = peer && gpus.count(device) > 0 && gpus.at(device);
+    link->set_peer_access(linked);
+    link->set_performance_rank(linked ? 1 : 0);
+    link->set_copy_gbps(linked ? 100 : 0);
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  return out && topology.SerializeToOstream(&out) ? 0 : 4;
+}
+
+int Main(int argc, char** argv) {
+  std::string topology;
+  int device = 0;
+  for (int i = 1; i + 1 < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--topology") topology = argv[i + 1];
+    if (arg == "--device") (void)absl::SimpleAtoi(argv[i + 1], &device);
+  }
+  if (!topology.empty()) return FakeTopology(topology, device);
   const char* fail = std::getenv("KB_FAKE_RUNNER_FAIL_HELLO");
   if (fail != nullptr && std::string(fail) == "1") {
     WriteStdout("kb_fake_runner: failing start-up on purpose\n");
@@ -444,4 +485,4 @@ int Main() {
 }  // namespace
 }  // namespace kbench
 
-int main() { return kbench::Main(); }
+int main(int argc, char** argv) { return kbench::Main(argc, argv); }

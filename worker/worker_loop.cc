@@ -15,6 +15,7 @@
 #include "contract/worker_auth.h"
 #include "spdlog/spdlog.h"
 #include "worker/sanitizer_runner.h"
+#include "worker/topology_probe.h"
 
 namespace kbench {
 namespace {
@@ -82,6 +83,22 @@ absl::Status WorkerLoop::Run() {
   spdlog::info("worker {} (instance {}) serving GPU {} for {}",
                info_.worker_id(), info_.instance_id(), options_.gpu,
                options_.server);
+  TopologyProbeOptions probe;
+  probe.runner = options_.runner;
+  probe.gpu = options_.gpu;
+  if (absl::StatusOr<v1::RunnerTopology> topology = ProbeTopology(probe);
+      topology.ok()) {
+    *info_.mutable_links() = topology->links();
+    int peers = 0;
+    for (const v1::GpuLink& l : topology->links()) peers += l.peer_access();
+    spdlog::info("GPU {} reaches {} of the host's {} other GPUs", options_.gpu,
+                 peers, topology->links_size());
+  } else {
+    spdlog::warn(
+        "measuring the links to the host's other GPUs: {}; this GPU "
+        "joins no multi-GPU job",
+        std::string(topology.status().message()));
+  }
   while (!stopping_) {
     if (absl::Status s = EnsureRunner(); !s.ok()) {
       ++failures;

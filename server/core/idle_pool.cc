@@ -4,6 +4,54 @@
 #include <cstddef>
 
 namespace kbench {
+namespace {
+
+// Steps FindGang may take (a step adds or drops one GPU).
+constexpr int kMaxGangSearchSteps = 100000;
+
+bool Linked(const HostGpus& gpus, int a, int b) {
+  return gpus.at(a).count(b) > 0 && gpus.at(b).count(a) > 0;
+}
+
+// Extends `chosen` with GPUs from position `next` of `order` on; true when
+// it reached `world_size`.
+bool Extend(const HostGpus& gpus, const std::vector<int>& order, size_t next,
+            int world_size, std::vector<int>* chosen, int* steps) {
+  if (static_cast<int>(chosen->size()) == world_size) return true;
+  for (size_t i = next; i < order.size(); ++i) {
+    if (++*steps > kMaxGangSearchSteps) return false;
+    // Not enough GPUs left to fill the gang.
+    if (static_cast<int>(chosen->size() + (order.size() - i)) < world_size) {
+      return false;
+    }
+    const int gpu = order[i];
+    if (!std::all_of(chosen->begin(), chosen->end(),
+                     [&](int c) { return Linked(gpus, c, gpu); })) {
+      continue;
+    }
+    chosen->push_back(gpu);
+    if (Extend(gpus, order, i + 1, world_size, chosen, steps)) return true;
+    chosen->pop_back();
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::vector<int>> FindGang(const HostGpus& gpus, int world_size) {
+  if (world_size < 1 || static_cast<int>(gpus.size()) < world_size) {
+    return std::nullopt;
+  }
+  std::vector<int> order;
+  order.reserve(gpus.size());
+  for (const auto& [gpu, peers] : gpus) order.push_back(gpu);
+  std::vector<int> chosen;
+  int steps = 0;
+  if (!Extend(gpus, order, 0, world_size, &chosen, &steps)) {
+    return std::nullopt;
+  }
+  return chosen;
+}
 
 int IdlePool::Spare(const Key& key) const {
   int idle = 0;
@@ -30,8 +78,9 @@ std::map<std::string, std::map<int, size_t>> IdlePool::Hosts(
 void IdlePool::Erase(const std::vector<size_t>& positions) {
   std::vector<size_t> sorted = positions;
   std::sort(sorted.rbegin(), sorted.rend());
-  for (size_t i : sorted)
+  for (size_t i : sorted) {
     idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
 }
 
 std::optional<int64_t> IdlePool::TakeOne(const std::string& arch) {
@@ -49,37 +98,37 @@ std::optional<int64_t> IdlePool::TakeOne(const std::string& arch) {
 std::optional<std::vector<int64_t>> IdlePool::TakeGang(const std::string& arch,
                                                        int world_size) {
   if (world_size < 1) return std::nullopt;
-  const std::string* best = nullptr;
+  std::optional<std::vector<size_t>> best;
   int best_spare = 0;
-  const auto hosts = Hosts(arch);
-  for (const auto& [host, gpus] : hosts) {
+  for (const auto& [host, gpus] : Hosts(arch)) {
     // Distinct GPUs, and no more than the holds leave.
     const int spare =
         std::min(static_cast<int>(gpus.size()), Spare({arch, host}));
-    if (spare < world_size) continue;
-    if (best == nullptr || spare < best_spare) {
-      best = &host;
-      best_spare = spare;
-    }
+    if (spare < world_size || (best && spare >= best_spare)) continue;
+    HostGpus linked;
+    for (const auto& [gpu, pos] : gpus) linked[gpu] = idle_[pos].peers;
+    std::optional<std::vector<int>> gang = FindGang(linked, world_size);
+    if (!gang) continue;
+    best.emplace();
+    for (int gpu : *gang) best->push_back(gpus.at(gpu));
+    best_spare = spare;
   }
-  if (best == nullptr) return std::nullopt;
+  if (!best) return std::nullopt;
   std::vector<int64_t> gang;
-  std::vector<size_t> positions;
-  for (const auto& [gpu, pos] : hosts.at(*best)) {
-    if (static_cast<int>(gang.size()) == world_size) break;
-    gang.push_back(idle_[pos].waiter_id);
-    positions.push_back(pos);
-  }
-  Erase(positions);
+  gang.reserve(best->size());
+  for (size_t pos : *best) gang.push_back(idle_[pos].waiter_id);
+  Erase(*best);
   return gang;
 }
 
 std::string IdlePool::Hold(const std::string& arch, int world_size,
-                           const std::map<std::string, int>& live) {
+                           const std::map<std::string, HostGpus>& live) {
   std::string best;
   int best_idle = -1;
-  for (const auto& [host, connected] : live) {
-    if (connected < world_size || held_.count({arch, host}) > 0) continue;
+  for (const auto& [host, gpus] : live) {
+    if (held_.count({arch, host}) > 0 || !FindGang(gpus, world_size)) {
+      continue;
+    }
     const int idle = Spare({arch, host});
     if (idle > best_idle) {
       best = host;

@@ -2,15 +2,18 @@
 // pass sees them, and the rules for handing them out (docs/multi-gpu.md):
 //  - a one-GPU job takes the longest-waiting worker of its arch;
 //  - a gang of R (a multi-GPU job) takes R workers of one arch on one host
-//    (same host_id, distinct GPU indices), the lowest GPU indices, on the
-//    host with the fewest spare workers that fits, so that larger hosts stay
-//    free for larger gangs;
-//  - a gang that cannot form yet may hold one host that has R connected
-//    workers of its arch: up to R of that host's idle workers are kept from
-//    every later job of the pass. Without the hold, a stream of one-GPU jobs
+//    (same host_id, distinct GPU indices) whose GPUs all reach each other
+//    with peer access (WorkerInfo.links, both ways): the lowest GPU indices
+//    that do (FindGang), on the host with the fewest spare workers that
+//    fits, so that larger hosts stay free for larger gangs;
+//  - a gang that cannot form yet may hold one host whose connected workers
+//    could form it: up to R of that host's idle workers are kept from every
+//    later job of the pass. Without the hold, a stream of one-GPU jobs
 //    keeps some GPU of every host busy and the gang never forms. The
-//    host's GPUs beyond R, and other hosts, keep taking work.
-// Workers without a host id take one-GPU jobs only.
+//    host's GPUs beyond R, and other hosts, keep taking work. Holds count
+//    workers, not which ones: a younger gang on a held host takes only what
+//    exceeds the hold.
+// Workers without a host id, or without links, take one-GPU jobs only.
 //
 // Ownership: a value; copies what it is given.
 // Thread safety: none (one pass, under the scheduler's lock).
@@ -20,11 +23,22 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace kbench {
+
+// The GPUs of one host, each with the GPU indices it reaches with peer
+// access (as its worker reported them).
+using HostGpus = std::map<int, std::set<int>>;
+
+// The lexicographically smallest `world_size` GPU indices of `gpus` that
+// pairwise reach each other both ways, or nullopt when there are none (or
+// the search passes a bound on its steps: hosts have a handful of GPUs,
+// and the reports come from the network).
+std::optional<std::vector<int>> FindGang(const HostGpus& gpus, int world_size);
 
 class IdlePool {
  public:
@@ -33,6 +47,7 @@ class IdlePool {
     std::string arch;
     std::string host_id;  // Empty: unknown; never part of a gang.
     int gpu_index = 0;
+    std::set<int> peers;  // GPU indices reached with peer access.
   };
 
   // `idle` in the order the workers started waiting (longest first).
@@ -43,18 +58,19 @@ class IdlePool {
   // Takes the longest-waiting worker of `arch` that no hold keeps.
   std::optional<int64_t> TakeOne(const std::string& arch);
 
-  // Takes `world_size` workers of `arch` on one host, ordered by GPU index
-  // (the leader, rank 0, first); nullopt when no host has that many spare.
+  // Takes `world_size` workers of `arch` on one host that form a gang,
+  // ordered by GPU index (the leader, rank 0, first); nullopt when no host
+  // has that many spare that do.
   std::optional<std::vector<int64_t>> TakeGang(const std::string& arch,
                                                int world_size);
 
   // Holds, for a gang of `world_size` that TakeGang could not place, the
-  // host not yet held for `arch` with at least `world_size` connected
-  // workers of it (`live`: per host id, WorkerRegistry::LiveOnHosts) and
-  // the most idle ones (ties: the smallest host id). Returns that host id,
-  // or "" when no host qualifies.
+  // host not yet held for `arch` whose connected workers of it (`live`:
+  // per host id, as WorkerRegistry::LiveHostGpus gives them) could form
+  // it, with the most idle (ties: the smallest host id). Returns that host
+  // id, or "" when no host qualifies.
   std::string Hold(const std::string& arch, int world_size,
-                   const std::map<std::string, int>& live);
+                   const std::map<std::string, HostGpus>& live);
 
  private:
   using Key = std::pair<std::string, std::string>;  // (arch, host_id)

@@ -8,7 +8,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/untrusted_input.h"
-#include "server/core/idle_pool.h"
 #include "server/core/result_check.h"
 #include "server/core/scheduler_internal.h"
 #include "spdlog/spdlog.h"
@@ -145,8 +144,14 @@ void Scheduler::MatchLocked(Calls* calls) {
   std::vector<IdlePool::Idle> idle;
   idle.reserve(waiters_.size());
   for (const auto& [id, w] : waiters_) {  // Ids grow: longest-waiting first.
-    idle.push_back(
-        {id, w.worker.spec().arch(), w.worker.host_id(), w.worker.gpu_index()});
+    IdlePool::Idle& i = idle.emplace_back();
+    i.waiter_id = id;
+    i.arch = w.worker.spec().arch();
+    i.host_id = w.worker.host_id();
+    i.gpu_index = w.worker.gpu_index();
+    for (const v1::GpuLink& l : w.worker.links()) {
+      if (l.peer_access()) i.peers.insert(l.peer_gpu_index());
+    }
   }
   IdlePool pool(std::move(idle));
   auto take = [this](int64_t waiter_id) {
@@ -156,11 +161,11 @@ void Scheduler::MatchLocked(Calls* calls) {
     return waiter;
   };
   // Connected workers per host, per arch, asked once a pass.
-  std::map<std::string, std::map<std::string, int>> hosts;
+  std::map<std::string, std::map<std::string, HostGpus>> hosts;
   auto hosts_of = [&](const std::string& arch) -> const auto& {
     auto it = hosts.find(arch);
     if (it == hosts.end()) {
-      it = hosts.emplace(arch, workers_->LiveOnHosts(arch, absl::Now())).first;
+      it = hosts.emplace(arch, workers_->LiveHostGpus(arch, absl::Now())).first;
     }
     return it->second;
   };

@@ -46,6 +46,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "kbench/v1/worker.pb.h"
+#include "server/core/idle_pool.h"
 #include "server/core/job_table.h"
 #include "server/core/worker_registry.h"
 
@@ -168,9 +169,9 @@ class Scheduler {
   void StartLeaseLocked(Queued q, std::vector<Waiter> members, Calls* calls)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Why a queued gang job waits, for its stage detail; `hosts`: the
-  // connected workers of its arch per host (WorkerRegistry::LiveOnHosts).
-  static std::string GangWaitDetail(const Queued& q,
-                                    const std::map<std::string, int>& hosts);
+  // connected workers of its arch per host (WorkerRegistry::LiveHostGpus).
+  static std::string GangWaitDetail(
+      const Queued& q, const std::map<std::string, HostGpus>& hosts);
   // A lease whose leader or parked member has not heartbeated for
   // lease_ttl at `now`: which one, and for how long. Empty when none.
   std::string StaleMember(const Active& a, absl::Time now) const;

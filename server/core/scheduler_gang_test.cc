@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -27,19 +28,29 @@ using testing::Passed;
 
 class SchedulerGangTest : public testing::SchedulerTest {
  protected:
-  // A worker of GPU `gpu` on host `host` ("hA:gpu1" on "h-a").
-  static v1::WorkerInfo On(const std::string& host, int gpu) {
+  // A worker of GPU `gpu` on host `host` ("a:gpu1" on "h-a"), reaching
+  // GPUs 0 to 3 of the host with peer access, unless `peer_access` is
+  // false (a PCIe host without peer-to-peer).
+  static v1::WorkerInfo On(const std::string& host, int gpu,
+                           bool peer_access = true) {
     v1::WorkerInfo info =
         testing::Worker(absl::StrCat(host, ":gpu", gpu), "sm_90");
     info.set_host_id(absl::StrCat("h-", host));
     info.set_gpu_index(gpu);
+    for (int peer = 0; peer < 4; ++peer) {
+      if (peer == gpu) continue;
+      v1::GpuLink* link = info.add_links();
+      link->set_peer_gpu_index(peer);
+      link->set_peer_access(peer_access);
+    }
     return info;
   }
   std::shared_ptr<LeaseBox> Ask(const std::string& host, int gpu,
-                                absl::Duration wait = absl::Seconds(5)) {
+                                absl::Duration wait = absl::Seconds(5),
+                                bool peer_access = true) {
     auto box = std::make_shared<LeaseBox>();
-    const absl::StatusOr<int64_t> id =
-        scheduler_->RequestLease(On(host, gpu), wait, LeaseBox::Reply(box));
+    const absl::StatusOr<int64_t> id = scheduler_->RequestLease(
+        On(host, gpu, peer_access), wait, LeaseBox::Reply(box));
     EXPECT_TRUE(id.ok()) << id.status();
     return box;
   }
@@ -118,6 +129,29 @@ TEST_F(SchedulerGangTest, WorkersOfTwoHostsNeverFormAGang) {
   EXPECT_EQ(GetJob("g1").stage(), v1::STAGE_WAITING_GPU);
   EXPECT_THAT(GetJob("g1").stage_detail(),
               HasSubstr("waiting for a host with 2 connected sm_90"));
+}
+
+TEST_F(SchedulerGangTest, GpusWithoutPeerAccessNeverFormAGang) {
+  Start(/*worker_present=*/true, kLongTtl);
+  EnqueueGang("g1", 2);
+  AddAndEnqueue("j1");  // Queued after the gang.
+  // Both GPUs of the host are connected, but neither reaches the other:
+  // the host cannot take the gang, so it is not held, and its GPU serves
+  // the one-GPU job queued after the gang.
+  workers_->Touch(On("a", 1, /*peer_access=*/false), absl::Now());
+  const Scheduler::Lease j1 =
+      LeaseOf(Ask("a", 0, absl::Seconds(5), /*peer_access=*/false));
+  EXPECT_EQ(j1.job.job_id(), "j1");
+  ASSERT_TRUE(scheduler_->Complete("a:gpu0", j1.lease_id, Passed()).ok());
+  // Both GPUs idle together, and still no gang.
+  std::shared_ptr<LeaseBox> a0 = Ask("a", 0, absl::Seconds(5), false);
+  std::shared_ptr<LeaseBox> a1 = Ask("a", 1, absl::Seconds(5), false);
+  EXPECT_TRUE(Waits(a0) && Waits(a1));
+  EXPECT_TRUE(Eventually([&] {
+    return absl::StrContains(GetJob("g1").stage_detail(),
+                             "the most on one host now: 2, but no 2 of them "
+                             "all reach each other");
+  })) << GetJob("g1").stage_detail();
 }
 
 TEST_F(SchedulerGangTest,

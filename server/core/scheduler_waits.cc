@@ -16,37 +16,55 @@ namespace {
 using scheduler_internal::Failure;
 using scheduler_internal::WorldSize;
 
-// The most connected GPU workers of one arch on one host.
-int MostOnOneHost(const std::map<std::string, int>& hosts) {
-  int most = 0;
-  for (const auto& [host, n] : hosts) most = std::max(most, n);
-  return most;
+// What the connected workers of one arch (per host, as
+// WorkerRegistry::LiveHostGpus gives them) offer a gang of `world_size`.
+struct GangCapacity {
+  int most = 0;      // The most GPUs on one host.
+  bool can = false;  // Some host has `world_size` that reach each other.
+  std::string Most(int world_size) const {
+    return most >= world_size
+               ? absl::StrCat(most, ", but no ", world_size,
+                              " of them all reach each other with peer "
+                              "access (get_gpu_specs shows each GPU's links)")
+               : absl::StrCat(most);
+  }
+};
+GangCapacity Capacity(const std::map<std::string, HostGpus>& hosts,
+                      int world_size) {
+  GangCapacity c;
+  for (const auto& [host, gpus] : hosts) {
+    c.most = std::max(c.most, static_cast<int>(gpus.size()));
+    c.can = c.can || FindGang(gpus, world_size).has_value();
+  }
+  return c;
 }
 
 }  // namespace
 
-std::string Scheduler::GangWaitDetail(const Queued& q,
-                                      const std::map<std::string, int>& hosts) {
+std::string Scheduler::GangWaitDetail(
+    const Queued& q, const std::map<std::string, HostGpus>& hosts) {
   const std::string& arch = q.job.cubin_arch();
   const int world_size = WorldSize(q.job);
-  const int most = MostOnOneHost(hosts);
-  if (most >= world_size) {
+  const GangCapacity capacity = Capacity(hosts, world_size);
+  if (capacity.can) {
     return absl::StrCat("waiting for ", world_size, " ", arch,
                         " GPUs of one host to be free together (a gang "
                         "lease; one-GPU jobs no longer start on the host "
                         "held for it)");
   }
-  return absl::StrCat("waiting for a host with ", world_size, " connected ",
-                      arch, " GPU workers (the job spans ", world_size,
-                      " GPUs of one host; the most on one host now: ", most,
-                      "); start one kbworker per GPU on such a host");
+  return absl::StrCat(
+      "waiting for a host with ", world_size, " connected ", arch,
+      " GPU workers whose GPUs all reach each other (the job spans ",
+      world_size, " GPUs of one host; the most on one host now: ",
+      capacity.Most(world_size),
+      "); start one kbworker per GPU on such a host");
 }
 
 void Scheduler::UpdatePositionsLocked() {
   int pos = 0;
   const absl::Time now = absl::Now();
   const std::map<std::string, int> archs = workers_->LiveArchs(now);
-  std::map<std::string, std::map<std::string, int>> hosts;  // By arch.
+  std::map<std::string, std::map<std::string, HostGpus>> hosts;  // By arch.
   for (Queued& q : queue_) {
     ++pos;
     const std::string& arch = q.job.cubin_arch();
@@ -54,7 +72,7 @@ void Scheduler::UpdatePositionsLocked() {
     if (WorldSize(q.job) > 1) {
       auto it = hosts.find(arch);
       if (it == hosts.end()) {
-        it = hosts.emplace(arch, workers_->LiveOnHosts(arch, now)).first;
+        it = hosts.emplace(arch, workers_->LiveHostGpus(arch, now)).first;
       }
       detail = GangWaitDetail(q, it->second);
     } else if (archs.count(arch) == 0) {
@@ -102,21 +120,24 @@ void Scheduler::FailUnservableLocked(absl::Time now, Failed* failed) {
     if (world_size > 1) {
       // A gang needs `world_size` workers of one host. `since` is moved on
       // while such a host is connected, so it counts from when none was.
-      const int most = MostOnOneHost(workers_->LiveOnHosts(arch, now));
-      if (most >= world_size) it->since = now;
+      const GangCapacity capacity =
+          Capacity(workers_->LiveHostGpus(arch, now), world_size);
+      if (capacity.can) it->since = now;
       if (now - it->since > options_.no_worker_timeout) {
         why = absl::StrCat(
             "the job spans ", world_size,
             " GPUs of one host, and no host "
             "with ",
             world_size, " connected ", arch,
-            " GPU workers was seen "
-            "for ",
-            waited, " while it waited (the most on one host: ", most,
+            " GPU workers that all "
+            "reach each other with peer access was seen for ",
+            waited, " while it waited (the most on one host: ",
+            capacity.Most(world_size),
             "). Start one kbworker per GPU (kbworker --gpu N) on a host with ",
             world_size, " ", arch,
-            " GPUs, each reporting the same host id "
-            "(/etc/machine-id, or the same --host-id), and resubmit");
+            " GPUs linked by NVLink or peer-capable "
+            "PCIe, each reporting the same host id (/etc/machine-id, or the "
+            "same --host-id), and resubmit");
       }
     } else if (archs.count(arch) == 0) {
       const absl::Time since =

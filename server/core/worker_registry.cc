@@ -152,6 +152,7 @@ void SetFromInfo(const v1::WorkerInfo& info, v1::WorkerGpu* gpu) {
   gpu->set_host_id(info.host_id());
   gpu->set_gpu_index(info.gpu_index());
   *gpu->mutable_spec() = info.spec();
+  *gpu->mutable_links() = info.links();
 }
 
 // The facts a worker id is bound to: everything but the ceilings measured
@@ -213,6 +214,45 @@ bool IsGpuArch(absl::string_view arch) {
   return true;
 }
 
+namespace {
+
+// What a worker says of its links to the host's other GPUs.
+absl::Status ValidateLinks(const v1::WorkerInfo& info) {
+  // More than any one host has; each link is shown and stored.
+  constexpr int kMaxLinks = 64;
+  // Above any link's bandwidth (NVLink 5 is 1.8 TB/s a GPU).
+  constexpr double kMaxLinkGbps = 100000;
+  if (info.links_size() > kMaxLinks) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("worker.links has ", info.links_size(),
+                     " entries; at most ", kMaxLinks, " (one per other GPU)"));
+  }
+  std::set<int> peers;
+  for (int i = 0; i < info.links_size(); ++i) {
+    const v1::GpuLink& l = info.links(i);
+    const std::string field = absl::StrCat("worker.links[", i, "]");
+    if (l.peer_gpu_index() < 0 || l.peer_gpu_index() > 1023 ||
+        l.peer_gpu_index() == info.gpu_index() ||
+        !peers.insert(l.peer_gpu_index()).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ".peer_gpu_index is ", l.peer_gpu_index(),
+          "; it must be another GPU of the host (0 to 1023, not this one's ",
+          info.gpu_index(), "), once"));
+    }
+    if (l.performance_rank() < 0 || l.performance_rank() > 1000 ||
+        !std::isfinite(l.copy_gbps()) || l.copy_gbps() < 0 ||
+        l.copy_gbps() > kMaxLinkGbps) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, " has performance_rank ", l.performance_rank(),
+                       " and copy_gbps ", l.copy_gbps(),
+                       "; they must be 0 to 1000 and 0 to ", kMaxLinkGbps));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ValidateWorkerInfo(const v1::WorkerInfo& info) {
   RETURN_IF_ERROR(ValidateJobId(info.worker_id(), "worker.worker_id", ""));
   if (!info.instance_id().empty()) {
@@ -236,6 +276,7 @@ absl::Status ValidateWorkerInfo(const v1::WorkerInfo& info) {
     return absl::InvalidArgumentError(absl::StrCat(
         "worker.gpu_index is ", info.gpu_index(), "; it must be 0 to 1023"));
   }
+  RETURN_IF_ERROR(ValidateLinks(info));
   if (!info.has_spec()) {
     return absl::InvalidArgumentError(
         "worker.spec is missing; a worker reports its GPU's facts (kbrunner's "
@@ -399,16 +440,16 @@ std::map<std::string, int> WorkerRegistry::LiveArchs(absl::Time now) const {
   return archs;
 }
 
-std::map<std::string, int> WorkerRegistry::LiveOnHosts(const std::string& arch,
-                                                       absl::Time now) const {
-  std::map<std::string, std::set<int>> gpus;
+std::map<std::string, std::map<int, std::set<int>>>
+WorkerRegistry::LiveHostGpus(const std::string& arch, absl::Time now) const {
+  std::map<std::string, std::map<int, std::set<int>>> hosts;
   for (const v1::WorkerGpu& g : Live(now)) {
     if (g.spec().arch() != arch || g.host_id().empty()) continue;
-    gpus[g.host_id()].insert(g.gpu_index());
-  }
-  std::map<std::string, int> hosts;
-  for (const auto& [host, indices] : gpus) {
-    hosts[host] = static_cast<int>(indices.size());
+    auto [it, added] = hosts[g.host_id()].try_emplace(g.gpu_index());
+    if (!added) continue;
+    for (const v1::GpuLink& l : g.links()) {
+      if (l.peer_access()) it->second.insert(l.peer_gpu_index());
+    }
   }
   return hosts;
 }

@@ -19,6 +19,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -100,11 +101,12 @@ class WorkerRegistry {
   std::optional<v1::GpuSpec> SpecOf(const std::string& worker_id) const;
   // Connected workers per arch.
   std::map<std::string, int> LiveArchs(absl::Time now) const;
-  // Connected workers of `arch` per host id, counting distinct GPU indices
-  // (the GPUs a gang lease could span); workers without a host id are left
-  // out.
-  std::map<std::string, int> LiveOnHosts(const std::string& arch,
-                                         absl::Time now) const;
+  // Connected workers of `arch` per host id, by GPU index, each with the
+  // GPU indices it reaches with peer access (its WorkerInfo.links): what a
+  // gang lease could span. Workers without a host id are left out; of two
+  // ids on one GPU index, the first by id counts.
+  std::map<std::string, std::map<int, std::set<int>>> LiveHostGpus(
+      const std::string& arch, absl::Time now) const;
   // The strictest GPU among the connected workers of `arch`: each device
   // limit is the smallest one any of them reports (limits a worker does not
   // report are ignored), the rest comes from the first by id. nullopt when

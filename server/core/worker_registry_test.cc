@@ -7,7 +7,9 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -217,28 +219,84 @@ TEST(WorkerRegistryTest, AHostIdIsRecordedAndBounded) {
   }
 }
 
-// What a gang lease could span: connected GPUs of one arch per host.
-TEST(WorkerRegistryTest, LiveOnHostsCountsEachHostsDistinctGpusOfAnArch) {
+// What a gang lease could span: connected GPUs of one arch per host, with
+// the GPUs each reaches.
+TEST(WorkerRegistryTest, LiveHostGpusGivesEachHostsGpusAndTheirPeers) {
   WorkerRegistry r(Liveness(absl::Seconds(45)));
   auto on = [&](const std::string& id, const std::string& host, int gpu,
-                const std::string& arch, absl::Time at) {
+                const std::string& arch, absl::Time at,
+                const std::vector<std::pair<int, bool>>& links = {}) {
     v1::WorkerInfo info = Info(id, "", gpu);
     info.set_host_id(host);
     info.mutable_spec()->set_arch(arch);
+    for (const auto& [peer, access] : links) {
+      v1::GpuLink* l = info.add_links();
+      l->set_peer_gpu_index(peer);
+      l->set_peer_access(access);
+    }
     r.Touch(info, at);
   };
-  on("a0", "h-a", 0, "sm_90", kT0);
-  on("a1", "h-a", 1, "sm_90", kT0);
+  on("a0", "h-a", 0, "sm_90", kT0, {{1, true}, {2, false}});
+  on("a1", "h-a", 1, "sm_90", kT0, {{0, true}});
   on("a1again", "h-a", 1, "sm_90", kT0);  // A second id on GPU 1.
   on("a2", "h-a", 2, "sm_80", kT0);       // Another arch.
   on("b0", "h-b", 0, "sm_90", kT0);
   on("b1", "h-b", 1, "sm_90", kT0 - absl::Minutes(5));  // Gone.
   on("nohost", "", 3, "sm_90", kT0);
-  EXPECT_EQ(r.LiveOnHosts("sm_90", kT0),
-            (std::map<std::string, int>{{"h-a", 2}, {"h-b", 1}}));
-  EXPECT_EQ(r.LiveOnHosts("sm_80", kT0),
-            (std::map<std::string, int>{{"h-a", 1}}));
-  EXPECT_TRUE(r.LiveOnHosts("sm_100", kT0).empty());
+  using Gpus = std::map<int, std::set<int>>;
+  EXPECT_EQ(r.LiveHostGpus("sm_90", kT0),
+            (std::map<std::string, Gpus>{{"h-a", {{0, {1}}, {1, {0}}}},
+                                         {"h-b", {{0, {}}}}}));
+  EXPECT_EQ(r.LiveHostGpus("sm_80", kT0),
+            (std::map<std::string, Gpus>{{"h-a", {{2, {}}}}}));
+  EXPECT_TRUE(r.LiveHostGpus("sm_100", kT0).empty());
+}
+
+// Links come from the network: bounded, and each names another GPU once.
+TEST(WorkerRegistryTest, LinksAreBoundedAndNameOtherGpus) {
+  v1::WorkerInfo info = Valid("h:gpu1");
+  info.set_gpu_index(1);
+  v1::GpuLink* good = info.add_links();
+  good->set_peer_gpu_index(0);
+  good->set_peer_access(true);
+  good->set_performance_rank(1);
+  good->set_copy_gbps(360);
+  EXPECT_TRUE(ValidateWorkerInfo(info).ok()) << ValidateWorkerInfo(info);
+  const std::vector<
+      std::pair<std::function<void(v1::WorkerInfo*)>, const char*>>
+      bad = {
+          {[](v1::WorkerInfo* i) {
+             i->mutable_links(0)->set_peer_gpu_index(1);
+           },
+           "not this one's 1"},
+          {[](v1::WorkerInfo* i) { *i->add_links() = i->links(0); }, "once"},
+          {[](v1::WorkerInfo* i) {
+             i->mutable_links(0)->set_peer_gpu_index(4096);
+           },
+           "0 to 1023"},
+          {[](v1::WorkerInfo* i) {
+             i->mutable_links(0)->set_copy_gbps(std::nan(""));
+           },
+           "copy_gbps"},
+          {[](v1::WorkerInfo* i) { i->mutable_links(0)->set_copy_gbps(1e9); },
+           "copy_gbps"},
+          {[](v1::WorkerInfo* i) {
+             i->mutable_links(0)->set_performance_rank(-1);
+           },
+           "performance_rank"},
+          {[](v1::WorkerInfo* i) {
+             for (int p = 2; p < 70; ++p) i->add_links()->set_peer_gpu_index(p);
+           },
+           "at most 64"},
+      };
+  for (const auto& [edit, want] : bad) {
+    v1::WorkerInfo broken = info;
+    edit(&broken);
+    const absl::Status s = ValidateWorkerInfo(broken);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << want;
+    EXPECT_THAT(s.message(), HasSubstr("worker.links")) << want;
+    EXPECT_THAT(s.message(), HasSubstr(want));
+  }
 }
 
 TEST(WorkerRegistryTest, FakeOrBrokenSpecsAreInvalidArgument) {

@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <memory>
 #include <set>
 #include <string>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "kbench/v1/kbench.grpc.pb.h"
+#include "kbench/v1/worker.pb.h"
 #include "testing/process.h"
 
 namespace kbench {
@@ -336,6 +338,36 @@ TEST_F(GpuE2eTest, FastPresetReadsFewerCountersInFewerPasses) {
   const grpc::Status s = stub_->ProfileKernel(&ctx, bad, &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("fast"), std::string::npos);
+}
+
+// `kbrunner --topology` (kbworker runs it at start): one link per other
+// visible GPU, with a measured copy wherever peer access is possible; a
+// GPU that is not there is refused. On a one-GPU machine there are no
+// links.
+TEST(KbrunnerTopologyTest, ReportsOneLinkPerOtherVisibleGpu) {
+  if (!testing::HasGpu()) GTEST_SKIP() << "no NVIDIA GPU";
+  testing::TempDir dir;
+  const std::string file = dir.path() + "/topology.pb";
+  const testing::CommandResult r = testing::RunCommand(
+      {testing::BinDir() + "/kbrunner", "--topology", file, "--device", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(file, std::ios::binary);
+  v1::RunnerTopology topology;
+  ASSERT_TRUE(topology.ParseFromIstream(&in));
+  ASSERT_GE(topology.device_count(), 1);
+  EXPECT_EQ(topology.links_size(), topology.device_count() - 1);
+  std::set<int> peers;
+  for (const v1::GpuLink& l : topology.links()) {
+    EXPECT_NE(l.peer_gpu_index(), 0);
+    EXPECT_TRUE(peers.insert(l.peer_gpu_index()).second);
+    EXPECT_EQ(l.copy_gbps() > 0, l.peer_access()) << l.DebugString();
+  }
+  const testing::CommandResult missing = testing::RunCommand(
+      {testing::BinDir() + "/kbrunner", "--topology", file, "--device",
+       std::to_string(topology.device_count())});
+  EXPECT_EQ(missing.exit_code, 3);
+  EXPECT_TRUE(absl::StrContains(missing.err, "is not one of the"))
+      << missing.err;
 }
 
 }  // namespace

@@ -5,10 +5,12 @@
 // waits, saying for what; with two workers of one host (same --host-id) it
 // is leased to both as a gang, and the leader ends it with UNIMPLEMENTED
 // (the multi-rank runner is not built) while the other was parked; both
-// then serve one-GPU jobs again.
+// then serve one-GPU jobs again. GPUs without peer access between them are
+// shown so and never ganged.
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <filesystem>
 #include <memory>
@@ -51,8 +53,12 @@ class GangLeaseTest : public ::testing::Test {
     stub_ = v1::Kbench::NewStub(grpc::CreateChannel(
         kbd_->address(), grpc::InsecureChannelCredentials()));
   }
-  // A worker of GPU `gpu` on host "node-1".
-  std::unique_ptr<Child> Worker(int gpu) {
+  void TearDown() override { unsetenv("KB_FAKE_TOPOLOGY"); }
+  // A worker of GPU `gpu` on host "node-1". Its stand-in runner reports
+  // the links `topology` lists (KB_FAKE_TOPOLOGY: GPUs 0 and 1 reach each
+  // other by default).
+  std::unique_ptr<Child> Worker(int gpu, const std::string& topology = "0,1") {
+    setenv("KB_FAKE_TOPOLOGY", topology.c_str(), 1);
     auto w = StartWorker(kbd_->address(), BinDir() + "/kb_fake_runner", gpu,
                          {"--worker-id", absl::StrCat("node-1:gpu", gpu),
                           "--host-id", "node-1"});
@@ -164,6 +170,40 @@ TEST_F(GangLeaseTest, AGangJobWaitsForTwoGpusOfOneHostThenRunsOnBoth) {
         j, [](const v1::Job& x) { return x.stage() == v1::STAGE_DONE; });
     EXPECT_EQ(one.result().verdict(), v1::VERDICT_PASSED) << one.DebugString();
   }
+}
+
+TEST_F(GangLeaseTest, GpusThatDoNotReachEachOtherAreShownAndNeverGanged) {
+  auto gpu0 = Worker(0, "0!,1!");
+  auto gpu1 = Worker(1, "0!,1!");
+  WaitForWorkers(2);
+  // Each GPU's measured links are shown to clients.
+  v1::GetGpuSpecsResponse specs;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(
+        stub_->GetGpuSpecs(&ctx, v1::GetGpuSpecsRequest(), &specs).ok());
+  }
+  ASSERT_EQ(specs.gpus_size(), 2);
+  ASSERT_EQ(specs.gpus(0).links_size(), 1);
+  EXPECT_EQ(specs.gpus(0).links(0).peer_gpu_index(), 1);
+  EXPECT_FALSE(specs.gpus(0).links(0).peer_access());
+  // Two GPUs of one host, but no peer access: the gang job waits and says
+  // why, while one-GPU jobs run on both.
+  const std::string id = Submit("allgather_fp32", Example());
+  const v1::Job waiting = WaitFor(id, [](const v1::Job& j) {
+    return absl::StrContains(j.stage_detail(), "all reach each other");
+  });
+  EXPECT_EQ(waiting.stage(), v1::STAGE_WAITING_GPU);
+  EXPECT_THAT(waiting.stage_detail(),
+              HasSubstr("the most on one host now: 2, but no 2 of them all "
+                        "reach each other with peer access"));
+  const std::string one =
+      Submit("gather_linear_fp32",
+             ReadSourceFile("kernels/examples/gather_linear_naive.cu"));
+  const v1::Job passed = WaitFor(
+      one, [](const v1::Job& j) { return j.stage() == v1::STAGE_DONE; });
+  EXPECT_EQ(passed.result().verdict(), v1::VERDICT_PASSED);
+  EXPECT_EQ(Get(id).stage(), v1::STAGE_WAITING_GPU);
 }
 
 }  // namespace
