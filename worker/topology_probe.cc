@@ -48,12 +48,12 @@ absl::StatusOr<v1::RunnerTopology> ProbeTopology(
   if (exit->timed_out || exit->exit_code != 0) {
     return absl::UnavailableError(absl::StrCat(
         "the topology probe (", options.runner, " --topology) ",
-        exit->timed_out ? "ran past its time limit"
-                        : absl::StrCat("exited with status ", exit->exit_code,
-                                       exit->signal != 0
-                                           ? absl::StrCat(" (signal ",
-                                                          exit->signal, ")")
-                                           : "")));
+        exit->timed_out
+            ? "ran past its time limit"
+            : absl::StrCat("exited with status ", exit->exit_code,
+                           exit->signal != 0
+                               ? absl::StrCat(" (signal ", exit->signal, ")")
+                               : "")));
   }
   std::ifstream in(path, std::ios::binary);
   std::string bytes;

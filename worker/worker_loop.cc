@@ -192,8 +192,9 @@ void WorkerLoop::Park(const v1::LeaseJobResponse& lease) {
 
 v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
   if (lease.job().world_size() > 1) {
-    // kbd makes no such job yet; one that comes is refused, not run on
-    // one GPU as if it were a one-GPU job.
+    // A problem that spans GPUs (Problem.world_size) needs the multi-rank
+    // runner (docs/multi-gpu.md, step 4); until it exists such a job is
+    // refused, never run on one GPU as if it were a one-GPU job.
     v1::JobResult result;
     result.set_verdict(v1::VERDICT_ERROR);
     result.mutable_error()->set_code(

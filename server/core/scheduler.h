@@ -130,6 +130,9 @@ class Scheduler {
     std::string job_id;
     v1::RunnerJob job;
     int attempts = 0;  // Leases given so far.
+    // When it was queued (or re-queued). For a gang, moved on while some
+    // connected host could take it: the no-worker timeout counts from when
+    // none could.
     absl::Time since;
     // How each earlier lease was lost ("w1 stopped heartbeating (10s)").
     std::vector<std::string> losses;
@@ -179,7 +182,7 @@ class Scheduler {
   void UpdatePositionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Fails (into `failed`) the queued jobs no connected worker can serve
   // and none has for no_worker_timeout: no worker of their arch, or for a
-  // gang no host with enough of them.
+  // gang no host with enough of them that all reach each other.
   using Failed = std::vector<std::pair<std::string, v1::JobResult>>;
   void FailUnservableLocked(absl::Time now, Failed* failed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

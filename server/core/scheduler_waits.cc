@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -61,20 +62,25 @@ std::string Scheduler::GangWaitDetail(
 }
 
 void Scheduler::UpdatePositionsLocked() {
+  if (queue_.empty()) return;  // Every tick: no registry walk for nothing.
   int pos = 0;
   const absl::Time now = absl::Now();
   const std::map<std::string, int> archs = workers_->LiveArchs(now);
-  std::map<std::string, std::map<std::string, HostGpus>> hosts;  // By arch.
+  // A gang's detail, by arch and world size: each searches every host.
+  std::map<std::pair<std::string, int>, std::string> gangs;
   for (Queued& q : queue_) {
     ++pos;
     const std::string& arch = q.job.cubin_arch();
     std::string detail = "waiting for a free GPU";
-    if (WorldSize(q.job) > 1) {
-      auto it = hosts.find(arch);
-      if (it == hosts.end()) {
-        it = hosts.emplace(arch, workers_->LiveHostGpus(arch, now)).first;
+    if (const int world_size = WorldSize(q.job); world_size > 1) {
+      auto it = gangs.find({arch, world_size});
+      if (it == gangs.end()) {
+        it = gangs
+                 .emplace(std::make_pair(arch, world_size),
+                          GangWaitDetail(q, workers_->LiveHostGpus(arch, now)))
+                 .first;
       }
-      detail = GangWaitDetail(q, it->second);
+      detail = it->second;
     } else if (archs.count(arch) == 0) {
       detail =
           absl::StrCat("waiting for a GPU worker to connect (the job needs ",
