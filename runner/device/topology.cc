@@ -66,9 +66,9 @@ absl::StatusOr<v1::RunnerTopology> MeasureTopology(
   int count = 0;
   CUDA_RETURN_IF_ERROR(cudaGetDeviceCount(&count), "counting the GPUs");
   if (options.device < 0 || options.device >= count) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--device ", options.device, " is not one of the ", count,
-                     " visible GPUs"));
+    return absl::InvalidArgumentError(absl::StrCat("--device ", options.device,
+                                                   " is not one of the ", count,
+                                                   " visible GPUs"));
   }
   v1::RunnerTopology topology;
   topology.set_device_count(count);
@@ -94,17 +94,17 @@ absl::StatusOr<v1::RunnerTopology> MeasureTopology(
     if (enabled != cudaSuccess &&
         enabled != cudaErrorPeerAccessAlreadyEnabled) {
       (void)cudaGetLastError();
-      spdlog::warn("enabling peer access from GPU {} to {}: {}",
-                   options.device, peer, cudaGetErrorString(enabled));
+      spdlog::warn("enabling peer access from GPU {} to {}: {}", options.device,
+                   peer, cudaGetErrorString(enabled));
       continue;
     }
-    absl::StatusOr<double> gbps = TimePeerCopy(
-        options.device, peer, options.copy_bytes, options.copies);
+    absl::StatusOr<double> gbps =
+        TimePeerCopy(options.device, peer, options.copy_bytes, options.copies);
     if (gbps.ok()) {
       link->set_copy_gbps(*gbps);
     } else {
-      spdlog::warn("timing a copy from GPU {} to {}: {}", peer,
-                   options.device, std::string(gbps.status().message()));
+      spdlog::warn("timing a copy from GPU {} to {}: {}", peer, options.device,
+                   std::string(gbps.status().message()));
     }
     (void)cudaSetDevice(options.device);
     (void)cudaDeviceDisablePeerAccess(peer);
