@@ -32,25 +32,13 @@
 #include "absl/time/time.h"
 #include "kbench/v1/kbench.pb.h"
 #include "kbench/v1/worker.pb.h"
+#include "server/core/worker_info_check.h"
 
 namespace kbench {
-
-// True for a GPU architecture name as NVRTC takes it: "sm_" and two or three
-// digits, optionally followed by "a" or "f" (sm_90, sm_90a, sm_100f).
-bool IsGpuArch(absl::string_view arch);
 
 // Connected workers by arch, for messages: "sm_90 (2 workers), sm_80 (1
 // worker)", or "none".
 std::string DescribeArchs(const std::map<std::string, int>& archs);
-
-// Checks what a worker says about itself before anything is stored:
-// worker_id as a job id (base/untrusted_input.h), hostname as bounded
-// text, version equal to kbd's own (KBENCH_VERSION), and a GPU spec within
-// physical ranges (name present, arch like sm_90 and matching the compute
-// capability, SM count, threads per block 64..4096, shared memory, block and
-// grid limits, finite ceilings). InvalidArgument naming the field, its value
-// and the accepted range.
-absl::Status ValidateWorkerInfo(const v1::WorkerInfo& info);
 
 class WorkerRegistry {
  public:

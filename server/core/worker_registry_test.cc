@@ -15,9 +15,12 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/core/worker_info_fixtures.h"
 
 namespace kbench {
 namespace {
+
+using testing::Valid;
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -162,42 +165,6 @@ TEST(WorkerRegistryTest, SetCurrentJobOfUnknownWorkerIsIgnored) {
   EXPECT_TRUE(r.Live(kT0).empty());
 }
 
-// A worker as kbworker reports it (the fake runner's GPU, with limits).
-v1::WorkerInfo Valid(const std::string& id, const std::string& arch = "sm_90") {
-  v1::WorkerInfo info;
-  info.set_worker_id(id);
-  info.set_hostname("host");
-  info.set_gpu_index(0);
-  info.set_version(KBENCH_VERSION);
-  v1::GpuSpec* s = info.mutable_spec();
-  s->set_name("NVIDIA H200");
-  s->set_uuid("GPU-1234");
-  s->set_arch(arch);
-  s->set_cc_major(arch == "sm_80" ? 8 : 9);
-  s->set_cc_minor(0);
-  s->set_sm_count(132);
-  s->set_max_threads_per_block(1024);
-  s->set_smem_per_block_bytes(48 * 1024);
-  s->set_smem_per_block_optin_bytes(227 * 1024);
-  s->set_regs_per_block(65536);
-  s->set_warp_size(32);
-  for (int64_t d : {1024, 1024, 64}) s->add_max_block_dims(d);
-  for (int64_t d : {2147483647, 65535, 65535}) s->add_max_grid_dims(d);
-  s->set_measured_copy_gbps(4000);
-  return info;
-}
-
-TEST(WorkerRegistryTest, ValidWorkerInfoPasses) {
-  EXPECT_TRUE(ValidateWorkerInfo(Valid("h:gpu0")).ok())
-      << ValidateWorkerInfo(Valid("h:gpu0"));
-  // Limits a GPU does not report (0) are allowed: the fake runner's spec.
-  v1::WorkerInfo sparse = Valid("h:gpu1");
-  sparse.mutable_spec()->clear_smem_per_block_bytes();
-  sparse.mutable_spec()->clear_smem_per_block_optin_bytes();
-  sparse.mutable_spec()->clear_max_block_dims();
-  EXPECT_TRUE(ValidateWorkerInfo(sparse).ok()) << ValidateWorkerInfo(sparse);
-}
-
 // The host id is optional; where given, kbd records it and shows it, so it
 // is held to the alphabet and length of other ids.
 TEST(WorkerRegistryTest, AHostIdIsRecordedAndBounded) {
@@ -250,151 +217,6 @@ TEST(WorkerRegistryTest, LiveHostGpusGivesEachHostsGpusAndTheirPeers) {
   EXPECT_EQ(r.LiveHostGpus("sm_80", kT0),
             (std::map<std::string, Gpus>{{"h-a", {{2, {}}}}}));
   EXPECT_TRUE(r.LiveHostGpus("sm_100", kT0).empty());
-}
-
-// Links come from the network: bounded, and each names another GPU once.
-TEST(WorkerRegistryTest, LinksAreBoundedAndNameOtherGpus) {
-  v1::WorkerInfo info = Valid("h:gpu1");
-  info.set_gpu_index(1);
-  v1::GpuLink* good = info.add_links();
-  good->set_peer_gpu_index(0);
-  good->set_peer_access(true);
-  good->set_performance_rank(1);
-  good->set_copy_gbps(360);
-  EXPECT_TRUE(ValidateWorkerInfo(info).ok()) << ValidateWorkerInfo(info);
-  const std::vector<
-      std::pair<std::function<void(v1::WorkerInfo*)>, const char*>>
-      bad = {
-          {[](v1::WorkerInfo* i) {
-             i->mutable_links(0)->set_peer_gpu_index(1);
-           },
-           "not this one's 1"},
-          {[](v1::WorkerInfo* i) { *i->add_links() = i->links(0); }, "once"},
-          {[](v1::WorkerInfo* i) {
-             i->mutable_links(0)->set_peer_gpu_index(4096);
-           },
-           "0 to 1023"},
-          {[](v1::WorkerInfo* i) {
-             i->mutable_links(0)->set_copy_gbps(std::nan(""));
-           },
-           "copy_gbps"},
-          {[](v1::WorkerInfo* i) { i->mutable_links(0)->set_copy_gbps(1e9); },
-           "copy_gbps"},
-          {[](v1::WorkerInfo* i) {
-             i->mutable_links(0)->set_performance_rank(-1);
-           },
-           "performance_rank"},
-          {[](v1::WorkerInfo* i) {
-             for (int p = 2; p < 70; ++p) i->add_links()->set_peer_gpu_index(p);
-           },
-           "at most 64"},
-      };
-  for (const auto& [edit, want] : bad) {
-    v1::WorkerInfo broken = info;
-    edit(&broken);
-    const absl::Status s = ValidateWorkerInfo(broken);
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << want;
-    EXPECT_THAT(s.message(), HasSubstr("worker.links")) << want;
-    EXPECT_THAT(s.message(), HasSubstr(want));
-  }
-}
-
-TEST(WorkerRegistryTest, FakeOrBrokenSpecsAreInvalidArgument) {
-  struct Case {
-    const char* what;
-    std::function<void(v1::WorkerInfo*)> edit;
-    const char* field;
-  };
-  const std::vector<Case> cases = {
-      {"no id", [](v1::WorkerInfo* i) { i->clear_worker_id(); }, "worker_id"},
-      {"newline in id",
-       [](v1::WorkerInfo* i) { i->set_worker_id("w\nFORGED LOG LINE"); },
-       "worker_id"},
-      {"huge id",
-       [](v1::WorkerInfo* i) { i->set_worker_id(std::string(4096, 'a')); },
-       "worker_id"},
-      {"1 thread per block",
-       [](v1::WorkerInfo* i) {
-         i->mutable_spec()->set_max_threads_per_block(1);
-       },
-       "max_threads_per_block"},
-      {"no threads reported",
-       [](v1::WorkerInfo* i) {
-         i->mutable_spec()->clear_max_threads_per_block();
-       },
-       "max_threads_per_block"},
-      {"0 SMs", [](v1::WorkerInfo* i) { i->mutable_spec()->set_sm_count(0); },
-       "sm_count"},
-      {"negative smem",
-       [](v1::WorkerInfo* i) {
-         i->mutable_spec()->set_smem_per_block_bytes(-5);
-       },
-       "smem_per_block_bytes"},
-      {"tiny smem",
-       [](v1::WorkerInfo* i) {
-         i->mutable_spec()->set_smem_per_block_bytes(16);
-       },
-       "smem_per_block_bytes"},
-      {"grid of 1",
-       [](v1::WorkerInfo* i) { i->mutable_spec()->set_max_grid_dims(0, 1); },
-       "max_grid_dims"},
-      {"two block dims",
-       [](v1::WorkerInfo* i) {
-         i->mutable_spec()->mutable_max_block_dims()->RemoveLast();
-       },
-       "max_block_dims"},
-      {"no name", [](v1::WorkerInfo* i) { i->mutable_spec()->clear_name(); },
-       "name"},
-      {"name not UTF-8",
-       [](v1::WorkerInfo* i) { i->mutable_spec()->set_name("GPU \xff"); },
-       "name"},
-      {"long name",
-       [](v1::WorkerInfo* i) {
-         i->mutable_spec()->set_name(std::string(1000, 'x'));
-       },
-       "name"},
-      {"arch not sm_NN",
-       [](v1::WorkerInfo* i) { i->mutable_spec()->set_arch("compute_90"); },
-       "arch"},
-      {"arch with a path",
-       [](v1::WorkerInfo* i) { i->mutable_spec()->set_arch("sm_90 -I/etc"); },
-       "arch"},
-      {"arch against cc",
-       [](v1::WorkerInfo* i) { i->mutable_spec()->set_arch("sm_80"); },
-       "compute capability"},
-      {"NaN bandwidth",
-       [](v1::WorkerInfo* i) {
-         i->mutable_spec()->set_measured_copy_gbps(std::nan(""));
-       },
-       "measured_copy_gbps"},
-      {"no spec", [](v1::WorkerInfo* i) { i->clear_spec(); }, "spec"},
-      {"another build", [](v1::WorkerInfo* i) { i->set_version("0.0.9-old"); },
-       "worker.version is '0.0.9-old' but this kbd is " KBENCH_VERSION},
-      {"no version", [](v1::WorkerInfo* i) { i->clear_version(); },
-       "worker.version"},
-  };
-  for (const Case& c : cases) {
-    v1::WorkerInfo info = Valid("h:gpu0");
-    c.edit(&info);
-    const absl::Status s = ValidateWorkerInfo(info);
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.what;
-    EXPECT_THAT(s.message(), HasSubstr(c.field)) << c.what << ": " << s;
-    // Register refuses it too, and records nothing.
-    WorkerRegistry r(Liveness(absl::Seconds(45)));
-    EXPECT_EQ(r.Register(info, kT0).code(), absl::StatusCode::kInvalidArgument)
-        << c.what;
-    EXPECT_TRUE(r.Live(kT0).empty()) << c.what;
-  }
-}
-
-TEST(WorkerRegistryTest, ArchNames) {
-  for (const char* ok : {"sm_90", "sm_80", "sm_100", "sm_90a", "sm_120f"}) {
-    EXPECT_TRUE(IsGpuArch(ok)) << ok;
-  }
-  for (const char* bad : {"", "sm_", "sm_9", "sm_1000", "sm_09", "sm_90b",
-                          "compute_90", "SM_90", "sm_9x", "sm_90 "}) {
-    EXPECT_FALSE(IsGpuArch(bad)) << bad;
-  }
 }
 
 TEST(WorkerRegistryTest, ALiveIdKeepsTheSpecItRegisteredWith) {

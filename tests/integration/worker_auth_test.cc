@@ -4,7 +4,8 @@
 // stays queued); the tool API still needs no token; a worker that holds the
 // token cannot store a verdict that contradicts its own report; fake GPU
 // specs (out of range, or under a live worker's id) cannot make compiles
-// fail; GPU jobs for an arch no worker has are refused; kbd refuses a token
+// fail; forged links to other GPUs are refused; GPU jobs for an arch no
+// worker has are refused; kbd refuses a token
 // file others can read; and the honest path (kbworker with the stand-in
 // runner) still passes end to end.
 #include <grpcpp/grpcpp.h>
@@ -12,10 +13,13 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -99,6 +103,15 @@ class WorkerAuthTest : public ::testing::Test {
     *req.mutable_worker() = info;
     req.set_wait_ms(wait_ms);
     return workers_->LeaseJob(Ctx(auth, 30).get(), req, resp);
+  }
+
+  // kbd has registered no GPU worker: GetGpuSpecs lists none.
+  void ExpectNoWorkerRegistered() {
+    v1::GetGpuSpecsResponse specs;
+    const grpc::Status listed = kbench_->GetGpuSpecs(Ctx("").get(), {}, &specs);
+    EXPECT_EQ(listed.error_code(), grpc::StatusCode::FAILED_PRECONDITION)
+        << listed.error_message();
+    EXPECT_EQ(specs.gpus_size(), 0);
   }
 
   v1::Job SubmitJob(v1::JobKind kind, const std::string& source) {
@@ -325,11 +338,47 @@ TEST_F(WorkerAuthTest, AWorkerOfAnotherBuildIsRefused) {
   EXPECT_THAT(s.error_message(), HasSubstr(KBENCH_VERSION));
   EXPECT_TRUE(lease.lease_id().empty());
   // Not registered: kbd still has no GPU worker.
-  v1::GetGpuSpecsResponse specs;
-  const grpc::Status listed = kbench_->GetGpuSpecs(Ctx("").get(), {}, &specs);
-  EXPECT_EQ(listed.error_code(), grpc::StatusCode::FAILED_PRECONDITION)
-      << listed.error_message();
-  EXPECT_EQ(specs.gpus_size(), 0);
+  ExpectNoWorkerRegistered();
+}
+
+// Links to other GPUs come from the worker, so a rogue one may claim
+// anything: a link to itself, the same GPU twice, a flood of links or an
+// impossible bandwidth. Each is refused at the worker API, nothing is
+// registered, and kbd keeps serving.
+TEST_F(WorkerAuthTest, ForgedGpuLinksAreRefused) {
+  const std::vector<
+      std::pair<std::string, std::function<void(v1::WorkerInfo*)>>>
+      forgeries = {
+          {"not this one's 0",
+           [](v1::WorkerInfo* i) { i->add_links()->set_peer_gpu_index(0); }},
+          {"once",
+           [](v1::WorkerInfo* i) {
+             i->add_links()->set_peer_gpu_index(1);
+             i->add_links()->set_peer_gpu_index(1);
+           }},
+          {"at most 64",
+           [](v1::WorkerInfo* i) {
+             for (int p = 1; p <= 10000; ++p) {
+               i->add_links()->set_peer_gpu_index(p % 1000 + 1);
+             }
+           }},
+          {"copy_gbps", [](v1::WorkerInfo* i) {
+             v1::GpuLink* l = i->add_links();
+             l->set_peer_gpu_index(1);
+             l->set_peer_access(true);
+             l->set_copy_gbps(1e300);
+           }}};
+  for (const auto& [want, forge] : forgeries) {
+    v1::WorkerInfo info = RogueInfo("rogue:gpu0");
+    forge(&info);
+    v1::LeaseJobResponse lease;
+    const grpc::Status s = Lease(Bearer(), info, &lease);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << want;
+    EXPECT_THAT(s.error_message(), HasSubstr("worker.links")) << want;
+    EXPECT_THAT(s.error_message(), HasSubstr(want));
+    EXPECT_TRUE(lease.lease_id().empty());
+  }
+  ExpectNoWorkerRegistered();
 }
 
 TEST_F(WorkerAuthTest, HonestWorkerStillPassesEndToEnd) {
