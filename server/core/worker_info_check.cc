@@ -140,7 +140,6 @@ absl::Status ValidateSpec(const v1::GpuSpec& s) {
   return absl::OkStatus();
 }
 
-
 // What a worker says of its links to the host's other GPUs.
 absl::Status ValidateLinks(const v1::WorkerInfo& info) {
   // More than any one host has; each link is shown and stored.
@@ -189,7 +188,6 @@ bool IsGpuArch(absl::string_view arch) {
   }
   return true;
 }
-
 
 absl::Status ValidateWorkerInfo(const v1::WorkerInfo& info) {
   RETURN_IF_ERROR(ValidateJobId(info.worker_id(), "worker.worker_id", ""));

@@ -11,7 +11,8 @@
 namespace kbench::testing {
 
 // A worker as kbworker reports it (the fake runner's GPU, with limits).
-inline v1::WorkerInfo Valid(const std::string& id, const std::string& arch = "sm_90") {
+inline v1::WorkerInfo Valid(const std::string& id,
+                            const std::string& arch = "sm_90") {
   v1::WorkerInfo info;
   info.set_worker_id(id);
   info.set_hostname("host");
