@@ -64,10 +64,13 @@ std::string KernelContractText(const v1::Problem& problem) {
   if (problem.world_size() > 1) {
     absl::StrAppend(
         &out, "- Spans ", problem.world_size(),
-        " GPUs of one host: the kernel runs once per GPU (rank), each rank "
-        "with its own copy of every tensor as placed above. Running it "
-        "needs the multi-rank runner, which is not built yet: jobs end "
-        "with an UNIMPLEMENTED error (docs/multi-gpu.md).\n");
+        " GPUs of one host: the kernel's launch plan runs on every GPU "
+        "(rank) at once, each rank with its own copy of every tensor as "
+        "placed above. Its expressions and args() may use `rank` and "
+        "`world_size`; args() passes rank R's copy of a tensor or workspace "
+        "as peer(NAME, R), e.g. peer(x, (rank + 1) % world_size). "
+        "check_kernel checks every rank's outputs; submit and profile are "
+        "not built yet for such a problem (UNIMPLEMENTED).\n");
   }
   const v1::Tolerance& tol = problem.tolerance();
   absl::StrAppend(

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "contract/launch_plan_internal.h"
 #include "contract/parsed_plan.h"
@@ -19,6 +20,35 @@ namespace internal {
 
 absl::Status LineError(int line, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("line ", line, ": ", what));
+}
+
+absl::StatusOr<std::optional<PeerArg>> ParsePeerArg(int line,
+                                                    absl::string_view arg) {
+  absl::string_view rest = absl::StripAsciiWhitespace(arg);
+  if (!absl::ConsumePrefix(&rest, "peer")) return std::nullopt;
+  rest = absl::StripLeadingAsciiWhitespace(rest);
+  if (!absl::ConsumePrefix(&rest, "(")) return std::nullopt;
+  constexpr char kForm[] =
+      "; write peer(NAME, RANK), e.g. peer(x, (rank + 1) % world_size)";
+  if (!absl::ConsumeSuffix(&rest, ")")) {
+    return LineError(line,
+                     absl::StrCat("'", arg, "' does not end with ')'", kForm));
+  }
+  const size_t comma = rest.find(',');
+  if (comma == absl::string_view::npos) {
+    return LineError(line, absl::StrCat("'", arg, "' names no rank", kForm));
+  }
+  PeerArg peer;
+  peer.name = std::string(absl::StripAsciiWhitespace(rest.substr(0, comma)));
+  peer.rank = std::string(absl::StripAsciiWhitespace(rest.substr(comma + 1)));
+  if (!IsIdentifier(peer.name) || peer.rank.empty()) {
+    return LineError(line, absl::StrCat("'", arg, "' is malformed", kForm));
+  }
+  return peer;
+}
+
+std::string PeerArgText(const PeerArg& peer) {
+  return absl::StrCat("peer(", peer.name, ", ", peer.rank, ")");
 }
 
 }  // namespace internal

@@ -56,6 +56,9 @@ struct ConcreteLaunch {
   std::array<int64_t, 3> block = {1, 1, 1};
   int64_t smem_bytes = 0;
   std::vector<std::string> args;  // Resolved: never empty.
+  // Per entry of `args`: the rank whose copy is passed, for a
+  // `peer(NAME, RANK)` entry, else -1 (the launching rank's own).
+  std::vector<int> arg_peers;
   int line = 0;
 };
 

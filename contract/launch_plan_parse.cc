@@ -2,6 +2,7 @@
 // lines of a kernel source into a v1::LaunchPlan. Validation against a
 // problem, resolution and device limits are in contract/launch_plan.cc.
 #include <cctype>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -189,14 +190,22 @@ absl::Status ParseLaunch(DirectiveCursor& cursor, v1::LaunchPlan* plan) {
                          "problem's signature followed by every workspace");
       }
       for (std::string& name : names) {
-        if (!IsIdentifier(name)) {
+        if (IsIdentifier(name)) {
+          launch->add_args(std::move(name));
+          continue;
+        }
+        ASSIGN_OR_RETURN(const std::optional<internal::PeerArg> peer,
+                         internal::ParsePeerArg(cursor.line, name));
+        if (!peer.has_value()) {
           return LineError(
               cursor.line,
               absl::StrCat("args() takes names of tensors, dims and "
-                           "workspaces; '",
+                           "workspaces (or peer(NAME, RANK) on a problem "
+                           "that spans GPUs); '",
                            name, "' is not a name"));
         }
-        launch->add_args(std::move(name));
+        RETURN_IF_ERROR(CheckSyntax(cursor.line, "peer", peer->rank));
+        launch->add_args(internal::PeerArgText(*peer));
       }
     }
   }

@@ -1,6 +1,7 @@
 #include "contract/parsed_plan.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -20,7 +21,8 @@ using internal::kAxes;
 using internal::kExampleLaunch;
 using internal::LineError;
 
-// Parses `text` and checks that it uses only the problem's dims.
+// Parses `text` and checks that it uses only the problem's dims (and, in
+// a problem that spans GPUs, `rank` and `world_size`).
 absl::StatusOr<Expr> ParseDimExpr(int line, absl::string_view what,
                                   absl::string_view text,
                                   const v1::Problem& problem) {
@@ -29,18 +31,63 @@ absl::StatusOr<Expr> ParseDimExpr(int line, absl::string_view what,
   if (!expr.ok()) {
     return LineError(line, absl::StrCat(what, ": ", expr.status().message()));
   }
+  const bool ranked = SpansGpus(problem);
   for (const std::string& name : expr->Names()) {
-    if (!IsDim(problem, name)) {
-      std::vector<std::string> dims;
-      for (const v1::DimSpec& d : problem.dims()) dims.push_back(d.name());
-      return LineError(line,
-                       absl::StrCat(what, " '", text, "' uses '", name,
-                                    "', which is not a dim of ", problem.name(),
-                                    "; expressions may use only the dims ",
-                                    absl::StrJoin(dims, ", ")));
+    if (IsLaunchDim(problem, name)) continue;
+    std::vector<std::string> dims;
+    for (const v1::DimSpec& d : problem.dims()) dims.push_back(d.name());
+    std::string why = absl::StrCat(what, " '", text, "' uses '", name,
+                                   "', which is not a dim of ", problem.name(),
+                                   "; expressions may use only the dims ",
+                                   absl::StrJoin(dims, ", "));
+    if (ranked) absl::StrAppend(&why, ", rank and world_size");
+    if (!ranked && (name == kRankDim || name == kWorldSizeDim)) {
+      absl::StrAppend(&why, " (", name,
+                      " is for problems that span GPUs; this one runs on one)");
     }
+    return LineError(line, why);
   }
   return expr;
+}
+
+// Checks a `peer(NAME, RANK)` entry of args() and parses its RANK.
+absl::StatusOr<Expr> ParsePeer(int line, const internal::PeerArg& peer,
+                               const v1::LaunchPlan& plan,
+                               const v1::Problem& problem) {
+  const std::string entry = internal::PeerArgText(peer);
+  if (!SpansGpus(problem)) {
+    return LineError(
+        line, absl::StrCat("args() entry '", entry, "': ", problem.name(),
+                           " runs on one GPU, so there is no peer to name; "
+                           "pass '",
+                           peer.name, "' itself"));
+  }
+  bool workspace = false;
+  for (const v1::WorkspaceSpec& ws : plan.workspaces()) {
+    workspace |= ws.name() == peer.name;
+  }
+  bool in_signature = false;
+  for (const std::string& name : problem.signature()) {
+    in_signature |= name == peer.name;
+  }
+  const v1::TensorSpec* tensor =
+      in_signature ? FindTensor(problem, peer.name) : nullptr;
+  if (!workspace && tensor == nullptr) {
+    return LineError(
+        line, absl::StrCat("args() entry '", entry, "' names '", peer.name,
+                           "', which is not a tensor or workspace; peer() "
+                           "takes a tensor every rank holds or a workspace"));
+  }
+  if (tensor != nullptr && tensor->placement() != v1::PLACEMENT_PER_RANK &&
+      tensor->placement() != v1::PLACEMENT_REPLICATED) {
+    return LineError(
+        line, absl::StrCat("args() entry '", entry, "': '", peer.name,
+                           "' lives on rank 0 only (PLACEMENT_RANK0); peer() "
+                           "takes a tensor every rank holds (per rank or "
+                           "replicated) or a workspace"));
+  }
+  return ParseDimExpr(line, absl::StrCat("args() entry '", entry, "' rank"),
+                      peer.rank, problem);
 }
 
 // Evaluates `expr` for Resolve, naming the line and the dims.
@@ -133,11 +180,21 @@ absl::StatusOr<ParsedPlan> ParsedPlan::Create(const v1::LaunchPlan& plan,
                        ParseDimExpr(line, "smem()", launch.smem(), problem));
     }
     for (const std::string& arg : launch.args()) {
+      ASSIGN_OR_RETURN(const std::optional<internal::PeerArg> peer,
+                       internal::ParsePeerArg(line, arg));
+      if (peer.has_value()) {
+        ASSIGN_OR_RETURN(Expr rank, ParsePeer(line, *peer, plan, problem));
+        pl.peers.push_back(std::move(rank));
+        pl.arg_names.push_back(peer->name);
+        continue;
+      }
+      pl.peers.push_back(std::nullopt);
+      pl.arg_names.push_back(arg);
       bool is_tensor = false;
       for (const std::string& name : problem.signature()) {
         is_tensor |= name == arg && FindTensor(problem, name) != nullptr;
       }
-      if (!is_tensor && !IsDim(problem, arg) &&
+      if (!is_tensor && !IsLaunchDim(problem, arg) &&
           workspace_lines.count(arg) == 0) {
         std::vector<std::string> known(problem.signature().begin(),
                                        problem.signature().end());
@@ -218,8 +275,29 @@ absl::StatusOr<ConcretePlan> ParsedPlan::Resolve(const DimValues& dims) const {
       for (const v1::WorkspaceSpec& ws : plan_.workspaces()) {
         cl.args.push_back(ws.name());
       }
+      cl.arg_peers.assign(cl.args.size(), -1);
     } else {
-      cl.args.assign(launch.args().begin(), launch.args().end());
+      cl.args = parsed.arg_names;
+      for (size_t a = 0; a < parsed.peers.size(); ++a) {
+        if (!parsed.peers[a].has_value()) {
+          cl.arg_peers.push_back(-1);
+          continue;
+        }
+        const std::string label =
+            absl::StrCat("args() entry '", launch.args(a), "' rank");
+        ASSIGN_OR_RETURN(
+            const int64_t rank,
+            EvalAt(cl.line, label, *parsed.peers[a], problem, dims));
+        if (rank < 0 || rank >= problem.world_size()) {
+          return LineError(
+              cl.line,
+              absl::StrCat(label, " is ", rank, " at ",
+                           FormatDims(problem, dims), "; a rank is 0 to ",
+                           problem.world_size() - 1,
+                           " (world_size - 1): use % world_size to wrap"));
+        }
+        cl.arg_peers.push_back(static_cast<int>(rank));
+      }
     }
     out.launches.push_back(std::move(cl));
   }

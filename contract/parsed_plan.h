@@ -44,6 +44,10 @@ class ParsedPlan {
     std::vector<Expr> grid;   // 1 to 3.
     std::vector<Expr> block;  // 1 to 3.
     std::optional<Expr> smem;
+    // Per entry of the launch's args(): the rank expression of a peer()
+    // entry, else nullopt.
+    std::vector<std::optional<Expr>> peers;
+    std::vector<std::string> arg_names;  // Peer entries by their NAME.
   };
 
   ParsedPlan(const v1::LaunchPlan& plan, const v1::Problem& problem)

@@ -193,6 +193,35 @@ const v1::ShapeSet* FindShapeSet(const v1::Problem& problem,
   return nullptr;
 }
 
+bool SpansGpus(const v1::Problem& problem) { return problem.world_size() >= 2; }
+
+bool IsLaunchDim(const v1::Problem& problem, const std::string& name) {
+  return IsDim(problem, name) ||
+         (SpansGpus(problem) && (name == kRankDim || name == kWorldSizeDim));
+}
+
+DimValues RankDims(const DimValues& dims, int rank, int world_size) {
+  DimValues out = dims;
+  out[kRankDim] = rank;
+  out[kWorldSizeDim] = world_size;
+  return out;
+}
+
+v1::Problem GatheredProblem(const v1::Problem& problem) {
+  v1::Problem out = problem;
+  if (!SpansGpus(problem)) return out;
+  for (v1::TensorSpec& t : *out.mutable_tensors()) {
+    if (t.placement() == v1::PLACEMENT_PER_RANK) {
+      t.mutable_shape()->Add(absl::StrCat(problem.world_size()));
+      std::rotate(t.mutable_shape()->rbegin(), t.mutable_shape()->rbegin() + 1,
+                  t.mutable_shape()->rend());
+    }
+    t.clear_placement();
+  }
+  out.clear_world_size();
+  return out;
+}
+
 bool IsDim(const v1::Problem& problem, const std::string& name) {
   for (const v1::DimSpec& dim : problem.dims()) {
     if (dim.name() == name) return true;

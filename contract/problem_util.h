@@ -50,6 +50,30 @@ inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
 // host that kbd can lease together as a gang (docs/multi-gpu.md).
 inline constexpr int kMaxWorldSize = 8;
 
+// The names a launch plan of a problem that spans GPUs may use beside its
+// dims: each rank's index (0-based) and the number of ranks. Reserved in
+// every problem (problem_validate.cc).
+inline constexpr char kRankDim[] = "rank";
+inline constexpr char kWorldSizeDim[] = "world_size";
+
+// True when the problem runs on several GPUs at once (world_size >= 2).
+bool SpansGpus(const v1::Problem& problem);
+
+// True when a launch plan may pass `name` as an int: a dim, or `rank` and
+// `world_size` in a problem that spans GPUs.
+bool IsLaunchDim(const v1::Problem& problem, const std::string& name);
+
+// The dims a rank's launch plan is resolved at: `dims` with `rank` and
+// `world_size` added. kbd resolves a plan at every rank of every checked
+// shape; the runner, each rank's at its own.
+DimValues RankDims(const DimValues& dims, int rank, int world_size);
+
+// The one-GPU view of a problem that spans GPUs, which its golden kernel
+// and its check cases see: every per-rank tensor gains a leading extent
+// of world_size (the shards in rank order); placements and world_size are
+// cleared. A one-GPU problem comes back unchanged.
+v1::Problem GatheredProblem(const v1::Problem& problem);
+
 // Number of elements of a tensor at `dims`; InvalidArgument when they
 // overflow or would take more than kMaxTensorBytes.
 absl::StatusOr<int64_t> TensorElements(const v1::TensorSpec& tensor,

@@ -114,6 +114,7 @@ absl::Status Evaluator::RunChecked(const v1::RunnerJob& job,
   FillManifest(job, ctx_->spec(), compiler_, result->mutable_manifest());
   progress("loading the kernel");
   ASSIGN_OR_RETURN(const std::string cubin, CubinFor(job, result));
+  if (SpansGpus(job.problem())) return RunRanked(job, cubin, progress, result);
   // kbd parsed and validated the plan; it came over a pipe, so it is
   // checked again, and its expressions parsed once for every shape.
   ASSIGN_OR_RETURN(const ParsedPlan parsed, JobPlan(job));

@@ -24,6 +24,10 @@
 // (PlanProfiler) are separate objects that this class runs one after the
 // other on the same bound plan.
 //
+// A job whose problem spans GPUs takes another path (RunRanked): the
+// check on every rank, by RankedChecker, with the ranks' contexts made
+// per job (RankGroup).
+//
 // Ownership: borrows the DeviceContext; owns the compiler (for the
 // manifest's options), the L2 flusher and the stream blocker, which it
 // lends to the timer and the profiler, and those two.
@@ -33,6 +37,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "compiler/nvrtc_compiler.h"
@@ -60,6 +66,13 @@ class Evaluator {
   v1::JobResult Run(const v1::RunnerJob& job, const ProgressFn& progress,
                     bool* unhealthy);
 
+  // The visible device of each rank of a job whose problem spans GPUs
+  // (RankGroup); empty (the default) puts rank r on device r, as kbworker's
+  // gang leader lists the gang's GPUs. A test on one GPU gives {0, 0}.
+  void set_rank_devices(std::vector<int> devices) {
+    rank_devices_ = std::move(devices);
+  }
+
  private:
   // Out of line, as the destructor: the members' types are incomplete here.
   explicit Evaluator(DeviceContext* ctx);
@@ -69,6 +82,10 @@ class Evaluator {
                                        v1::JobResult* result);
   absl::Status RunChecked(const v1::RunnerJob& job, const ProgressFn& progress,
                           v1::JobResult* result);
+  // A job whose problem spans GPUs (evaluator_ranked.cc): its check on
+  // every rank (RankedChecker); timing and profiling are not built yet.
+  absl::Status RunRanked(const v1::RunnerJob& job, const std::string& cubin,
+                         const ProgressFn& progress, v1::JobResult* result);
   // Times `module` (freshly loaded from `cubin`) at the job's timing shape
   // and, for a profile job, profiles it there.
   absl::Status RunTimed(const v1::RunnerJob& job, ShapePlans* plans,
@@ -84,6 +101,7 @@ class Evaluator {
   std::unique_ptr<PlanProfiler> profiler_;
   // A golden-kernel problem's own checks, once per problem.
   std::unique_ptr<ProblemCheck> problem_check_;
+  std::vector<int> rank_devices_;  // See set_rank_devices.
 };
 
 }  // namespace kbench

@@ -20,6 +20,10 @@
 // of DIR/job.pb, with the reason in `missing` when it fails (exit status
 // 1). By hand: `echo go | kbrunner --line-loads-wait DIR`.
 //
+// A problem that spans GPUs runs rank r on device --device + r (kbworker's
+// gang leader lists the gang's GPUs in CUDA_VISIBLE_DEVICES), or on the
+// devices --rank-devices lists ("0,0": both ranks on one GPU, for tests).
+//
 // Topology mode (`kbrunner --topology FILE --device N`): writes the
 // serialized RunnerTopology of GPU N (its links to every other visible GPU,
 // runner/device/topology.h) to FILE and exits; kbworker runs it at start
@@ -46,7 +50,8 @@ namespace {
 
 // Runs the job in `paths[0]` and writes its result to `paths[1]`.
 int RunOneShot(kbench::DeviceContext* ctx,
-               const std::vector<std::string>& paths) {
+               const std::vector<std::string>& paths,
+               const std::vector<int>& rank_devices) {
   kbench::v1::RunnerJob job;
   {
     std::ifstream in(paths[0], std::ios::binary);
@@ -60,6 +65,7 @@ int RunOneShot(kbench::DeviceContext* ctx,
     spdlog::error("{}", std::string(evaluator.status().message()));
     return 3;
   }
+  (*evaluator)->set_rank_devices(rank_devices);
   bool unhealthy = false;
   const kbench::v1::JobResult result =
       (*evaluator)
@@ -124,6 +130,13 @@ int main(int argc, char** argv) {
                  "GPUs (a serialized RunnerTopology) to FILE, then exit");
   app.add_option("--device", device, "CUDA device ordinal")
       ->capture_default_str();
+  std::vector<int> rank_devices;
+  app.add_option("--rank-devices", rank_devices,
+                 "For a problem that spans GPUs: the device of each rank "
+                 "(default: rank r on device --device + r, as kbworker lists "
+                 "a gang's GPUs); 0,0 runs both ranks of a two-GPU problem "
+                 "on one GPU, for tests")
+      ->delimiter(',');
   app.add_option("--protocol-fd", fd, "File descriptor of the worker socket")
       ->capture_default_str();
   app.add_option("--log-level", log_level, "Log level")->capture_default_str();
@@ -141,7 +154,7 @@ int main(int argc, char** argv) {
     spdlog::error("{}", std::string(ctx.status().message()));
     return 3;
   }
-  if (!oneshot.empty()) return RunOneShot(ctx->get(), oneshot);
+  if (!oneshot.empty()) return RunOneShot(ctx->get(), oneshot, rank_devices);
   if (!line_loads.empty()) {
     spdlog::info("line loads: context ready in {:.0f} ms",
                  std::chrono::duration<double, std::milli>(
@@ -160,6 +173,7 @@ int main(int argc, char** argv) {
     spdlog::error("{}", std::string(evaluator.status().message()));
     return 3;
   }
+  (*evaluator)->set_rank_devices(rank_devices);
   kbench::v1::RunnerResponse hello;
   *hello.mutable_hello()->mutable_spec() = (*ctx)->spec();
   hello.mutable_hello()->set_startup_ms(

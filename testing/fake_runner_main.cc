@@ -22,6 +22,10 @@
 //                      has GPU-time and graph bases; the speedup's basis is
 //                      GPU time.
 //   (none)             progress "running (fake)", then passes.
+// A job that spans GPUs (RunnerJob.world_size > 1) is refused as kbrunner
+// refuses it when it is a submit or profile (UNIMPLEMENTED); when it passes,
+// its message names the ranks and the runner's CUDA_VISIBLE_DEVICES
+// ("2 ranks (fake) on CUDA_VISIBLE_DEVICES=0,1"), which the worker sets.
 // Passing results hold one TrialResult per shape of job.check_sets and, for
 // SUBMIT and PROFILE jobs, a TimingReport with made-up positive numbers: the
 // kernel's median is 10 us, or <n> us with the marker FAKE_KERNEL_US=<n>
@@ -350,6 +354,16 @@ bool HandleJob(const v1::RunnerJob& job) {
                                       "its golden kernel")
                         .status();
   }
+  // As kbrunner's RunRanked does: a problem that spans GPUs is checked,
+  // never timed or profiled.
+  const bool ranked = job.world_size() > 1;
+  if (checked.ok() && ranked &&
+      (job.kind() == v1::JOB_KIND_SUBMIT ||
+       job.kind() == v1::JOB_KIND_PROFILE)) {
+    checked = absl::UnimplementedError(
+        "timing and profiling a problem that spans GPUs are not built yet "
+        "(fake)");
+  }
   if (!checked.ok()) {
     const absl::Status& s = checked;
     result->set_verdict(s.code() == absl::StatusCode::kInvalidArgument
@@ -415,6 +429,13 @@ bool HandleJob(const v1::RunnerJob& job) {
   } else {
     SendProgress("running (fake)");
     *result = PassResult(job);
+  }
+  if (ranked && result->verdict() == v1::VERDICT_PASSED) {
+    // What the worker gave a gang's runner, for the worker's tests.
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    result->set_message(absl::StrCat(job.world_size(),
+                                     " ranks (fake) on CUDA_VISIBLE_DEVICES=",
+                                     visible != nullptr ? visible : ""));
   }
   *result->mutable_gpu() = FakeSpec();
   result->set_runner_ms(absl::ToDoubleMilliseconds(absl::Now() - start));

@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "base/grpc/grpc_status.h"
@@ -190,23 +193,49 @@ void WorkerLoop::Park(const v1::LeaseJobResponse& lease) {
   spdlog::info("gang lease {} ended", lease.lease_id());
 }
 
+absl::StatusOr<std::string> WorkerLoop::RunnerDevices(
+    const v1::LeaseJobResponse& lease) const {
+  const int world = lease.job().world_size();
+  if (world <= 1) return VisibleDevice(options_.gpu);
+  const auto& members = lease.gang().members();
+  if (members.size() != world) {
+    return absl::InternalError(
+        absl::StrCat("kbd leased job ", lease.job().job_id(), " for ", world,
+                     " GPUs with a gang of ", members.size()));
+  }
+  if (members[0].worker_id() != info_.worker_id() ||
+      members[0].gpu_index() != options_.gpu) {
+    return absl::InternalError(absl::StrCat(
+        "kbd gave job ", lease.job().job_id(), " to worker ", info_.worker_id(),
+        ", but its gang's rank 0 is ", members[0].worker_id(), " (GPU ",
+        members[0].gpu_index(), ")"));
+  }
+  std::set<int> seen;
+  std::vector<std::string> ids;
+  for (const v1::GangMember& m : members) {
+    if (!seen.insert(m.gpu_index()).second) {
+      return absl::InternalError(absl::StrCat("job ", lease.job().job_id(),
+                                              "'s gang names GPU ",
+                                              m.gpu_index(), " twice"));
+    }
+    ids.push_back(VisibleDevice(m.gpu_index()));
+  }
+  return absl::StrJoin(ids, ",");
+}
+
 v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
-  if (lease.job().world_size() > 1) {
-    // A problem that spans GPUs (Problem.world_size) needs the multi-rank
-    // runner (docs/multi-gpu.md, step 4); until it exists such a job is
-    // refused, never run on one GPU as if it were a one-GPU job.
+  const absl::StatusOr<std::string> devices = RunnerDevices(lease);
+  if (!devices.ok()) {
     v1::JobResult result;
     result.set_verdict(v1::VERDICT_ERROR);
-    result.mutable_error()->set_code(
-        static_cast<int>(absl::StatusCode::kUnimplemented));
-    result.mutable_error()->set_message(absl::StrCat(
-        "job ", lease.job().job_id(), " spans ", lease.job().world_size(),
-        " GPUs, and this kbworker runs one-GPU jobs only: the multi-rank "
-        "runner a gang lease needs is not built yet (docs/multi-gpu.md)"));
+    result.mutable_error()->set_code(static_cast<int>(devices.status().code()));
+    result.mutable_error()->set_message(
+        std::string(devices.status().message()));
     result.set_message(result.error().message());
     *result.mutable_gpu() = info_.spec();
     return result;
   }
+  const bool gang = lease.job().world_size() > 1;
   std::atomic<bool> cancel{false}, lost{false};
   absl::Mutex mu;
   bool done = false;  // Guarded by mu; wakes the heartbeat thread at once.
@@ -239,7 +268,7 @@ v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
     detail = d;
   };
   if (lease.job().kind() == v1::JOB_KIND_SANITIZE) {
-    v1::JobResult result = Sanitize(lease.job(), progress, &cancel);
+    v1::JobResult result = Sanitize(lease.job(), *devices, progress, &cancel);
     {
       absl::MutexLock lock(&mu);
       done = true;
@@ -253,8 +282,29 @@ v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
     if (!result.has_gpu()) *result.mutable_gpu() = info_.spec();
     return result;
   }
-  RunnerProcess::Outcome out =
-      runner_->Run(lease.job(), budget, progress, &cancel);
+  // A gang's job runs in a runner of its own that sees every member's GPU,
+  // rank r as its device r; it is started under the heartbeats (its start
+  // counts against no budget) and stopped after the job.
+  std::unique_ptr<RunnerProcess> gang_runner;
+  absl::Status started;
+  if (gang) {
+    progress(absl::StrCat("starting a runner on GPUs ", *devices));
+    RunnerProcess::Options ro;
+    ro.runner_path = options_.runner;
+    ro.args = options_.runner_args;
+    ro.env["CUDA_VISIBLE_DEVICES"] = *devices;
+    absl::StatusOr<std::unique_ptr<RunnerProcess>> r = RunnerProcess::Start(ro);
+    if (r.ok()) {
+      gang_runner = std::move(*r);
+    } else {
+      started = r.status();
+    }
+  }
+  RunnerProcess::Outcome out;
+  if (started.ok()) {
+    RunnerProcess* runner = gang ? gang_runner.get() : runner_.get();
+    out = runner->Run(lease.job(), budget, progress, &cancel);
+  }
   {
     absl::MutexLock lock(&mu);
     done = true;
@@ -262,6 +312,18 @@ v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
   heartbeats.join();
 
   v1::JobResult result;
+  if (!started.ok()) {
+    if (lost) return v1::JobResult();
+    result.set_verdict(v1::VERDICT_ERROR);
+    result.mutable_error()->set_code(
+        static_cast<int>(absl::StatusCode::kUnavailable));
+    result.mutable_error()->set_message(absl::StrCat(
+        "the runner of job ", lease.job().job_id(), " did not start on GPUs ",
+        *devices, ": ", started.message()));
+    result.set_message(result.error().message());
+    *result.mutable_gpu() = info_.spec();
+    return result;
+  }
   const std::string last =
       out.last_progress.empty()
           ? ""
@@ -304,7 +366,8 @@ v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
     result.set_log(absl::StrCat(result.log(), result.log().empty() ? "" : "\n",
                                 "kernel stdout (printf):\n", out.output));
   }
-  if (out.kind != RunnerProcess::Outcome::Kind::kResult || out.unhealthy) {
+  if (!gang &&
+      (out.kind != RunnerProcess::Outcome::Kind::kResult || out.unhealthy)) {
     spdlog::warn("replacing the runner after job {}: {}", lease.job().job_id(),
                  std::string(result.message()));
     runner_.reset();
@@ -314,14 +377,14 @@ v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
 }
 
 v1::JobResult WorkerLoop::Sanitize(
-    const v1::RunnerJob& job,
+    const v1::RunnerJob& job, const std::string& devices,
     const std::function<void(const std::string&)>& progress,
     const std::atomic<bool>* cancel) {
   SanitizerRunner::Options so;
   so.sanitizer_path = options_.compute_sanitizer;
   so.runner_path = options_.runner;
   so.runner_args = options_.runner_args;
-  so.env["CUDA_VISIBLE_DEVICES"] = VisibleDevice(options_.gpu);
+  so.env["CUDA_VISIBLE_DEVICES"] = devices;
   so.worker_id = info_.worker_id();
   SanitizerRunner sanitizer(so);
   return sanitizer.Run(job, progress, cancel);

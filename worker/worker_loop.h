@@ -6,9 +6,11 @@
 // or reports a sticky CUDA error is replaced before the next lease; the worker
 // itself never dies from a candidate. A worker parked in a gang lease (a
 // multi-GPU job whose leader is another worker of this host) only
-// heartbeats until the lease ends. Every call to kbd carries the worker
-// token as `authorization: Bearer <token>` metadata; kbd refusing it (or the
-// worker's GPU facts) ends Run() with the reason, since retrying cannot help.
+// heartbeats until the lease ends; the gang's leader (rank 0) runs the job
+// in a runner of its own that sees every member's GPU. Every call to kbd
+// carries the worker token as `authorization: Bearer <token>` metadata; kbd
+// refusing it (or the worker's GPU facts) ends Run() with the reason, since
+// retrying cannot help.
 //
 // Ownership: owns the gRPC channel and the runner process.
 // Thread safety: Run() on one thread; Stop() from any thread.
@@ -71,13 +73,22 @@ class WorkerLoop {
 
  private:
   absl::Status EnsureRunner();
+  // The CUDA_VISIBLE_DEVICES of the runner of `lease`: this worker's GPU;
+  // for a gang this worker leads, every member's GPU in rank order (the
+  // runner's rank r is its device r). Internal when kbd's gang does not
+  // have this worker as rank 0 or names a GPU twice.
+  absl::StatusOr<std::string> RunnerDevices(
+      const v1::LeaseJobResponse& lease) const;
+  // Runs a leased job: in the worker's runner, or for a gang's job in a
+  // runner of its own on every member's GPU, stopped after the job.
   v1::JobResult Execute(const v1::LeaseJobResponse& lease);
   // A parked member of a gang lease: runs nothing and heartbeats the lease
   // until kbd says it ended (or stops answering for twice its TTL).
   void Park(const v1::LeaseJobResponse& lease);
   // A sanitize job, under the same heartbeats as Execute.
+  // `devices` as RunnerDevices gives them.
   v1::JobResult Sanitize(
-      const v1::RunnerJob& job,
+      const v1::RunnerJob& job, const std::string& devices,
       const std::function<void(const std::string&)>& progress,
       const std::atomic<bool>* cancel);
   void Complete(const std::string& lease_id, const v1::JobResult& result);

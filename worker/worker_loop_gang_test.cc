@@ -2,9 +2,9 @@
 // in-process WorkerService that hands out the leases a test lists and
 // records heartbeats and completions. They cover a worker's part in a gang
 // lease (docs/multi-gpu.md): a parked member heartbeats the lease and runs
-// nothing until kbd says it ended, then asks for work again; a leader of a
-// multi-GPU job refuses it with a clear error, since the multi-rank runner
-// is not built.
+// nothing until kbd says it ended, then asks for work again; the leader
+// runs the job in a runner of its own that sees every member's GPU, in rank
+// order, and refuses a gang that does not have it as rank 0.
 #include <grpcpp/grpcpp.h>
 
 #include <deque>
@@ -95,14 +95,24 @@ class ScriptedKbd final : public v1::WorkerService::Service {
   std::vector<v1::CompleteJobRequest> completed_ ABSL_GUARDED_BY(mu_);
 };
 
-v1::LeaseJobResponse GangLease(bool parked) {
+// A gang lease of job j-gang on the GPUs `gpus`, in rank order (the test's
+// worker is h:gpu1, on GPU 1).
+v1::LeaseJobResponse GangLease(bool parked,
+                               const std::vector<int>& gpus = {0, 1}) {
   v1::LeaseJobResponse lease;
   lease.set_lease_id("l-1-gang");
   lease.set_attempt(1);
   lease.set_lease_ttl_ms(2000);
   lease.mutable_job()->set_job_id("j-gang");
-  lease.mutable_job()->set_world_size(2);
-  for (int gpu = 0; gpu < 2; ++gpu) {
+  lease.mutable_job()->set_world_size(static_cast<int>(gpus.size()));
+  // A check job that passes in the fake runner: a plan, no golden.
+  lease.mutable_job()->set_kind(v1::JOB_KIND_CORRECTNESS);
+  lease.mutable_job()->mutable_problem()->set_name("p");
+  v1::LaunchSpec* launch = lease.mutable_job()->mutable_plan()->add_launches();
+  launch->set_entry("k");
+  launch->add_grid("1");
+  launch->add_block("1");
+  for (int gpu : gpus) {
     v1::GangMember* m = lease.mutable_gang()->add_members();
     m->set_worker_id(absl::StrCat("h:gpu", gpu));
     m->set_gpu_index(gpu);
@@ -164,17 +174,36 @@ TEST_F(WorkerLoopGangTest,
   EXPECT_TRUE(kbd_->Completed().empty());
 }
 
-TEST_F(WorkerLoopGangTest, LeaderRefusesAMultiGpuJobItCannotRun) {
-  Serve({GangLease(/*parked=*/false)}, /*valid_heartbeats=*/100);
+TEST_F(WorkerLoopGangTest, LeaderRunsTheJobOnEveryMembersGpuInRankOrder) {
+  // This worker (GPU 1) leads a gang of GPUs 1, 3 and 2.
+  Serve({GangLease(/*parked=*/false, {1, 3, 2})}, /*valid_heartbeats=*/100);
   ASSERT_TRUE(Eventually([&] { return kbd_->Completed().size() == 1; }));
   const v1::CompleteJobRequest done = kbd_->Completed()[0];
   EXPECT_EQ(done.lease_id(), "l-1-gang");
+  EXPECT_EQ(done.result().verdict(), v1::VERDICT_PASSED)
+      << done.result().message();
+  // The fake runner names what it was given.
+  EXPECT_EQ(done.result().message(),
+            "3 ranks (fake) on CUDA_VISIBLE_DEVICES=1,3,2");
+  EXPECT_EQ(done.result().gpu().arch(), "sm_90");  // The fake runner's GPU.
+}
+
+TEST_F(WorkerLoopGangTest, LeaderRefusesAGangThatDoesNotHaveItAsRankZero) {
+  // kbd's bug, or a forged lease: rank 0 is another worker.
+  Serve({GangLease(/*parked=*/false, {0, 1})}, /*valid_heartbeats=*/100);
+  ASSERT_TRUE(Eventually([&] { return kbd_->Completed().size() == 1; }));
+  const v1::CompleteJobRequest done = kbd_->Completed()[0];
   EXPECT_EQ(done.result().verdict(), v1::VERDICT_ERROR);
   EXPECT_EQ(done.result().error().code(),
-            static_cast<int>(absl::StatusCode::kUnimplemented));
-  EXPECT_THAT(done.result().message(), HasSubstr("spans 2 GPUs"));
-  EXPECT_THAT(done.result().message(), HasSubstr("one-GPU jobs only"));
-  EXPECT_EQ(done.result().gpu().arch(), "sm_90");  // The fake runner's GPU.
+            static_cast<int>(absl::StatusCode::kInternal));
+  EXPECT_THAT(done.result().message(), HasSubstr("rank 0 is h:gpu0"));
+}
+
+TEST_F(WorkerLoopGangTest, LeaderRefusesAGangThatNamesAGpuTwice) {
+  Serve({GangLease(/*parked=*/false, {1, 1})}, /*valid_heartbeats=*/100);
+  ASSERT_TRUE(Eventually([&] { return kbd_->Completed().size() == 1; }));
+  EXPECT_THAT(kbd_->Completed()[0].result().message(),
+              HasSubstr("names GPU 1 twice"));
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 //    computation);
 //  - its baseline, and its expert baseline when it has one, agree with its
 //    golden within the problem's tolerance at the first shape of its
-//    default set.
+//    default set (not for a golden-only reference, whose Eager() is null:
+//    a problem that spans GPUs, until its NCCL baseline can run).
 // (That an all-zero and a constant output fail is checked on every shape
 // by the CorrectnessChecker.) A problem that fails is refused for every
 // job, with why; the outcome is kept per problem and kernels' digest.

@@ -13,7 +13,7 @@ constexpr int kDefaultDynamicSmemLimit = 48 * 1024;
 
 // Size in bytes of the parameter `name` as the plan passes it.
 int ArgBytes(const v1::Problem& problem, const std::string& name) {
-  return IsDim(problem, name) ? 4 : 8;
+  return IsLaunchDim(problem, name) ? 4 : 8;
 }
 
 std::vector<std::string> DefaultArgs(const v1::Problem& problem,
@@ -53,7 +53,7 @@ absl::StatusOr<std::unique_ptr<CandidateModule>> CandidateModule::Load(
       shown.reserve(args.size());
       for (const std::string& a : args) {
         shown.push_back(
-            absl::StrCat(a, IsDim(problem, a) ? " (int)" : " (pointer)"));
+            absl::StrCat(a, IsLaunchDim(problem, a) ? " (int)" : " (pointer)"));
       }
       std::string msg = absl::StrCat(
           "line ", launch.line(), ": kernel '", launch.entry(), "' takes ",
@@ -173,9 +173,23 @@ absl::StatusOr<std::unique_ptr<BoundPlan>> CandidateModule::Bind(
     }
     l.pointers.reserve(cl.args.size());
     l.ints.reserve(cl.args.size());
-    for (const std::string& arg : cl.args) {
-      if (IsDim(problem_, arg)) {
-        l.ints.push_back(static_cast<int>(tensors.dims().at(arg)));
+    for (size_t a = 0; a < cl.args.size(); ++a) {
+      const std::string& arg = cl.args[a];
+      const int peer = a < cl.arg_peers.size() ? cl.arg_peers[a] : -1;
+      if (peer >= 0) {
+        // Another rank's buffer: filled in by BindPeers once every rank's
+        // workspaces exist.
+        bound->pending_peers_.push_back(
+            {bound->launches_.size(), l.pointers.size(), arg, peer});
+        l.pointers.push_back(0);
+        l.params.push_back(&l.pointers.back());
+      } else if (IsLaunchDim(problem_, arg)) {
+        auto dim = tensors.dims().find(arg);
+        if (dim == tensors.dims().end()) {
+          return absl::InternalError(absl::StrCat(
+              "line ", cl.line, ": no value for '", arg, "' at this shape"));
+        }
+        l.ints.push_back(static_cast<int>(dim->second));
         l.params.push_back(&l.ints.back());
       } else if (tensor_overrides != nullptr &&
                  tensor_overrides->count(arg) > 0) {
@@ -198,6 +212,24 @@ absl::StatusOr<std::unique_ptr<BoundPlan>> CandidateModule::Bind(
   return bound;
 }
 
+absl::Status BoundPlan::BindPeers(const PeerLookup& lookup) {
+  for (const PendingPeer& p : pending_peers_) {
+    ASSIGN_OR_RETURN(const CUdeviceptr ptr, lookup(p.name, p.rank));
+    launches_[p.launch].pointers[p.pointer] = ptr;
+  }
+  pending_peers_.clear();
+  return absl::OkStatus();
+}
+
+absl::Status BoundPlan::CheckPeersBound() const {
+  if (pending_peers_.empty()) return absl::OkStatus();
+  const PendingPeer& p = pending_peers_.front();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "line ", plan_.launches[p.launch].line, ": the plan passes rank ", p.rank,
+      "'s '", p.name,
+      "', but this run has no other ranks bound (a harness fault)"));
+}
+
 CUdeviceptr BoundPlan::WorkspacePtr(const std::string& name) const {
   for (size_t i = 0; i < plan_.workspaces.size(); ++i) {
     if (plan_.workspaces[i].name == name) return workspace_ptrs_[i];
@@ -210,6 +242,7 @@ int BoundPlan::launches() const {
 }
 
 absl::Status BoundPlan::Enqueue(const std::vector<cudaEvent_t>* marks) {
+  RETURN_IF_ERROR(CheckPeersBound());
   cudaStream_t s = module_->ctx()->stream();
   if (marks) CUDA_RETURN_IF_ERROR(cudaEventRecord((*marks)[0], s), "timing");
   for (DeviceBuffer& w : workspaces_) {
@@ -227,6 +260,7 @@ absl::Status BoundPlan::Enqueue(const std::vector<cudaEvent_t>* marks) {
 }
 
 absl::Status BoundPlan::EnqueueUpTo(int n) {
+  RETURN_IF_ERROR(CheckPeersBound());
   cudaStream_t s = module_->ctx()->stream();
   for (DeviceBuffer& w : workspaces_) {
     CUDA_RETURN_IF_ERROR(cudaMemsetAsync(w.get(), 0, w.bytes(), s),
@@ -239,6 +273,7 @@ absl::Status BoundPlan::EnqueueUpTo(int n) {
 }
 
 absl::Status BoundPlan::EnqueueLaunch(int i) {
+  RETURN_IF_ERROR(CheckPeersBound());
   if (i < 0 || i >= static_cast<int>(launches_.size())) {
     return absl::InvalidArgumentError(
         absl::StrCat("the plan has no launch ", i));

@@ -97,6 +97,14 @@ class BoundPlan {
   // Enqueues launch i only.
   absl::Status EnqueueLaunch(int i);
 
+  // Rank `rank`'s device address of tensor or workspace `name`.
+  using PeerLookup = std::function<absl::StatusOr<CUdeviceptr>(
+      const std::string& name, int rank)>;
+  // Fills in the `peer(NAME, RANK)` arguments of a plan of a problem that
+  // spans GPUs, once every rank is bound (a peer's workspaces must exist).
+  // Until then the Enqueue calls refuse to run (FailedPrecondition).
+  absl::Status BindPeers(const PeerLookup& lookup);
+
   // Kernel launches plus workspace memsets per run.
   int launches() const;
   // The device address of workspace `name`, or 0 when the plan has none.
@@ -113,14 +121,24 @@ class BoundPlan {
     std::vector<int> ints;
     std::vector<void*> params;
   };
+  // A peer() argument waiting for BindPeers.
+  struct PendingPeer {
+    size_t launch;   // Index into launches_.
+    size_t pointer;  // Index into that launch's pointers.
+    std::string name;
+    int rank;
+  };
   // Enqueues launch i on `s`.
   absl::Status LaunchOne(size_t i, cudaStream_t s);
+  // FailedPrecondition while a peer() argument is unbound.
+  absl::Status CheckPeersBound() const;
 
   CandidateModule* module_ = nullptr;
   ConcretePlan plan_;
   std::vector<DeviceBuffer> workspaces_;     // Empty when shared.
   std::vector<CUdeviceptr> workspace_ptrs_;  // In plan_.workspaces order.
   std::vector<Launch> launches_;
+  std::vector<PendingPeer> pending_peers_;
 };
 
 // Loads a fresh copy of `cubin` and binds `cplan` to `tensors`; returns a

@@ -47,6 +47,8 @@ class DeviceContext {
   void* lt_workspace() const { return lt_workspace_.get(); }
   size_t lt_workspace_bytes() const { return lt_workspace_.bytes(); }
   const v1::GpuSpec& spec() const { return spec_; }
+  // The CUDA device ordinal among the visible devices.
+  int device() const { return device_; }
   // For adding measured ceilings once at start-up.
   v1::GpuSpec* mutable_spec() { return &spec_; }
 

@@ -31,13 +31,15 @@ absl::Status GoldenKernelReference::Fault(absl::Status s,
 }
 
 absl::StatusOr<std::unique_ptr<GoldenKernelReference>>
-GoldenKernelReference::Create(const v1::RunnerJob& job, DeviceContext* ctx) {
+GoldenKernelReference::Create(const v1::RunnerJob& job, DeviceContext* ctx,
+                              bool baselines) {
   std::unique_ptr<GoldenKernelReference> r(new GoldenKernelReference(job, ctx));
-  RETURN_IF_ERROR(r->Load(job));
+  RETURN_IF_ERROR(r->Load(job, baselines));
   return r;
 }
 
-absl::Status GoldenKernelReference::Load(const v1::RunnerJob& job) {
+absl::Status GoldenKernelReference::Load(const v1::RunnerJob& job,
+                                         bool baselines) {
   if (job.golden_cubin().empty()) {
     return Fault(
         absl::FailedPreconditionError(
@@ -55,6 +57,7 @@ absl::Status GoldenKernelReference::Load(const v1::RunnerJob& job) {
                             fp64_problem_);
   RETURN_IF_ERROR(Fault(golden.status(), "its kernels do not load"));
   golden_ = *std::move(golden);
+  if (!baselines) return absl::OkStatus();
   ASSIGN_OR_RETURN(baseline_, BaselinePipeline::Create(
                                   job.problem(),
                                   {&job.problem().baseline(), "baseline",

@@ -31,8 +31,11 @@ class GoldenKernelReference : public ReferenceOp {
   // Loads the golden's and the baseline's cubins. FailedPrecondition when
   // the job lacks them (kbd's fault); InvalidArgument when a plan does not
   // fit the problem or a module does not load.
+  // With `baselines` false only the golden is loaded and Eager() is null:
+  // the check of a problem that spans GPUs (RankedChecker), whose
+  // baseline's NCCL step the one-GPU pipeline cannot run.
   static absl::StatusOr<std::unique_ptr<GoldenKernelReference>> Create(
-      const v1::RunnerJob& job, DeviceContext* ctx);
+      const v1::RunnerJob& job, DeviceContext* ctx, bool baselines = true);
   ~GoldenKernelReference() override;
 
   absl::Status DeviceGolden(const TensorSet& tensors,
@@ -45,7 +48,7 @@ class GoldenKernelReference : public ReferenceOp {
   // `s` as the problem's fault (FailedPrecondition naming the problem and
   // `what`): its trusted kernels or data failed, not the candidate.
   absl::Status Fault(absl::Status s, absl::string_view what) const;
-  absl::Status Load(const v1::RunnerJob& job);
+  absl::Status Load(const v1::RunnerJob& job, bool baselines);
   absl::Status RunGolden(const TensorSet& tensors, GoldenBuffers* golden);
 
   const v1::Problem& problem_;

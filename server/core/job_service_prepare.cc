@@ -140,6 +140,15 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
   if (problem_name.empty()) problem_name = options_.default_problem;
   ASSIGN_OR_RETURN(p.problem, problems_->Find(problem_name));
   p.request.set_problem(problem_name);
+  if (SpansGpus(*p.problem) &&
+      (kind == v1::JOB_KIND_SUBMIT || kind == v1::JOB_KIND_PROFILE)) {
+    // Refused here rather than after a gang of GPUs was held for it.
+    return absl::UnimplementedError(absl::StrCat(
+        "problem '", problem_name, "' spans ", p.problem->world_size(),
+        " GPUs; timing and profiling such a problem are not built yet "
+        "(docs/multi-gpu.md). check_kernel runs the kernel on every rank "
+        "and checks each rank's outputs"));
+  }
   // The timer tells a candidate's kernels from its baselines' by their
   // names where their order does not (CUPTI's records name a kernel, not
   // its module): the names must differ.
@@ -207,9 +216,20 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
     for (const v1::Shape& shape : set.shapes()) {
       absl::Status s = [&]() -> absl::Status {
         ASSIGN_OR_RETURN(DimValues dims, ShapeDims(*p.problem, shape));
-        ASSIGN_OR_RETURN(ConcretePlan cp, parsed.Resolve(dims));
-        RETURN_IF_ERROR(CheckDeviceLimits(cp, spec));
-        p.resolved.push_back({std::move(cp), hidden_words});
+        if (!SpansGpus(*p.problem)) {
+          ASSIGN_OR_RETURN(ConcretePlan cp, parsed.Resolve(dims));
+          RETURN_IF_ERROR(CheckDeviceLimits(cp, spec));
+          p.resolved.push_back({std::move(cp), hidden_words});
+          return absl::OkStatus();
+        }
+        // Each rank resolves the plan at its own `rank`.
+        for (int r = 0; r < p.problem->world_size(); ++r) {
+          ASSIGN_OR_RETURN(
+              ConcretePlan cp,
+              parsed.Resolve(RankDims(dims, r, p.problem->world_size())));
+          RETURN_IF_ERROR(CheckDeviceLimits(cp, spec));
+          p.resolved.push_back({std::move(cp), hidden_words});
+        }
         return absl::OkStatus();
       }();
       if (!s.ok()) return set.hidden() ? HiddenPlanError(s, hidden_words) : s;

@@ -5,8 +5,14 @@
 // checked against the default GPU limits and the entry points, as
 // job_service does. The input is the whole kernel source.
 //
+// Each shipped problem is also tried as if it spanned two GPUs (its first
+// input per rank, the other tensors replicated), resolved at both ranks,
+// so that `rank`, `world_size` and `peer(NAME, RANK)` are exercised.
+//
 // Invariants beyond "no crash, leak or UB": errors are InvalidArgument with
-// a message; a plan that validates resolves without overflow-induced UB.
+// a message; a plan that validates resolves without overflow-induced UB;
+// every resolved argument names its rank: its own, or one of the world's.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -28,6 +34,9 @@ void CheckError(const absl::Status& status, absl::string_view where) {
   if (status.message().empty()) fuzz::Fail("empty error message", where);
 }
 
+void ExerciseAt(const v1::LaunchPlan& plan, const v1::Problem& problem,
+                const DimValues& dims);
+
 void Exercise(const v1::LaunchPlan& plan, const v1::Problem& problem) {
   absl::Status valid = ValidateLaunchPlan(plan, problem);
   CheckError(valid, "ValidateLaunchPlan");
@@ -35,26 +44,58 @@ void Exercise(const v1::LaunchPlan& plan, const v1::Problem& problem) {
   CheckError(CheckEntryPoints(plan, {problem.entry_point(),
                                      "_Z13gather_linearPKfS0_S0_Pfiiii"}),
              "CheckEntryPoints");
-  const v1::GpuSpec spec = DefaultGpuSpec();
   for (const v1::ShapeSet& set : problem.shape_sets()) {
     for (const v1::Shape& shape : set.shapes()) {
       absl::StatusOr<DimValues> dims = ShapeDims(problem, shape);
       if (!dims.ok()) fuzz::Fail("a shipped shape has no dims", shape.name());
-      absl::StatusOr<ConcretePlan> resolved =
-          ResolveLaunchPlan(plan, problem, *dims);
-      CheckError(resolved.status(), "ResolveLaunchPlan");
-      if (!resolved.ok()) continue;
-      if (resolved->launches.size() !=
-          static_cast<size_t>(plan.launches_size())) {
-        fuzz::Fail("ResolveLaunchPlan lost or added launches");
+      for (int rank = 0; rank < std::max(1, problem.world_size()); ++rank) {
+        ExerciseAt(plan, problem,
+                   SpansGpus(problem)
+                       ? RankDims(*dims, rank, problem.world_size())
+                       : *dims);
       }
-      for (const ConcreteLaunch& l : resolved->launches) {
-        if (l.args.empty()) fuzz::Fail("a resolved launch has no args");
-      }
-      CheckError(CheckDeviceLimits(*resolved, spec, {{"gather_linear", 1024}}),
-                 "CheckDeviceLimits");
     }
   }
+}
+
+void ExerciseAt(const v1::LaunchPlan& plan, const v1::Problem& problem,
+                const DimValues& dims) {
+  absl::StatusOr<ConcretePlan> resolved =
+      ResolveLaunchPlan(plan, problem, dims);
+  CheckError(resolved.status(), "ResolveLaunchPlan");
+  if (!resolved.ok()) return;
+  if (resolved->launches.size() != static_cast<size_t>(plan.launches_size())) {
+    fuzz::Fail("ResolveLaunchPlan lost or added launches");
+  }
+  for (const ConcreteLaunch& l : resolved->launches) {
+    if (l.args.empty()) fuzz::Fail("a resolved launch has no args");
+    if (l.arg_peers.size() != l.args.size()) {
+      fuzz::Fail("a resolved launch's peers do not match its args");
+    }
+    for (int peer : l.arg_peers) {
+      if (peer < -1 || peer >= std::max(1, problem.world_size())) {
+        fuzz::Fail("a resolved peer is outside the world");
+      }
+    }
+  }
+  CheckError(
+      CheckDeviceLimits(*resolved, DefaultGpuSpec(), {{"gather_linear", 1024}}),
+      "CheckDeviceLimits");
+}
+
+// `problem` as if it spanned two GPUs: its first input per rank, every
+// other tensor replicated.
+v1::Problem AsTwoRanks(const v1::Problem& problem) {
+  v1::Problem out = problem;
+  out.set_world_size(2);
+  bool first = true;
+  for (v1::TensorSpec& t : *out.mutable_tensors()) {
+    const bool per_rank = first && t.role() == v1::TENSOR_ROLE_INPUT;
+    first = first && !per_rank;
+    t.set_placement(per_rank ? v1::PLACEMENT_PER_RANK
+                             : v1::PLACEMENT_REPLICATED);
+  }
+  return out;
 }
 
 }  // namespace
@@ -73,6 +114,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!plan.ok()) return 0;
   for (const kbench::v1::Problem& problem : kbench::fuzz::ShippedProblems()) {
     kbench::Exercise(*plan, problem);
+    kbench::Exercise(*plan, kbench::AsTwoRanks(problem));
   }
   return 0;
 }

@@ -163,11 +163,7 @@ class HardeningTest : public DeviceTest {
   }
 
   v1::JobResult Run(const v1::RunnerJob& job) {
-    bool unhealthy = false;
-    v1::JobResult r = eval_->Run(
-        job, [](const std::string&) {}, &unhealthy);
-    EXPECT_FALSE(unhealthy) << r.message();
-    return r;
+    return testing::RunHealthy(eval_.get(), job);
   }
 
   void ExpectNaivePasses(const std::string& why) {

@@ -1,5 +1,6 @@
 // AttachTrustedKernels: for gpu tests that drive the Evaluator without kbd,
-// what kbd's ProblemKernels does for every job: a problem's golden, baseline
+// what kbd's ProblemKernels does for every job (and RunHealthy, which runs
+// such a job): a problem's golden, baseline
 // and expert sources compiled by NVRTC for the test GPU's arch, with their
 // launch plans, set on the job (RunnerJob.golden_cubin ...).
 //
@@ -15,7 +16,9 @@
 #include "compiler/nvrtc_compiler.h"
 #include "contract/launch_plan.h"
 #include "contract/problem_util.h"
+#include "gtest/gtest.h"
 #include "kbench/v1/worker.pb.h"
+#include "runner/evaluator.h"
 
 namespace kbench {
 namespace testing {
@@ -52,6 +55,16 @@ inline absl::Status AttachTrustedKernels(const v1::Problem& problem,
     }
   }
   return absl::OkStatus();
+}
+
+// Runs `job` in `eval`, as kbrunner does, and expects the runner to stay
+// healthy (no sticky CUDA error).
+inline v1::JobResult RunHealthy(Evaluator* eval, const v1::RunnerJob& job) {
+  bool unhealthy = false;
+  v1::JobResult r = eval->Run(
+      job, [](const std::string&) {}, &unhealthy);
+  EXPECT_FALSE(unhealthy) << r.message();
+  return r;
 }
 
 }  // namespace testing

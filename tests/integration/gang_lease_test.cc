@@ -3,10 +3,11 @@
 // (world_size 2) in a problems directory beside a one-GPU problem. kbd
 // loads it and shows where its tensors live; with one worker of a host it
 // waits, saying for what; with two workers of one host (same --host-id) it
-// is leased to both as a gang, and the leader ends it with UNIMPLEMENTED
-// (the multi-rank runner is not built) while the other was parked; both
-// then serve one-GPU jobs again. GPUs without peer access between them are
-// shown so and never ganged.
+// is leased to both as a gang: the leader runs it in a runner that sees
+// both GPUs, in rank order, while the other is parked; both then serve
+// one-GPU jobs again. A submit or profile of it is refused at once with
+// UNIMPLEMENTED (timing across GPUs is not built). GPUs without peer access
+// between them are shown so and never ganged.
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -77,9 +78,10 @@ class GangLeaseTest : public ::testing::Test {
     }
     FAIL() << "workers did not connect; kbd log:\n" << kbd_->Log();
   }
-  std::string Submit(const std::string& problem, const std::string& source) {
+  std::string Submit(const std::string& problem, const std::string& source,
+                     v1::JobKind kind = v1::JOB_KIND_CORRECTNESS) {
     v1::SubmitJobRequest req;
-    req.set_kind(v1::JOB_KIND_CORRECTNESS);
+    req.set_kind(kind);
     req.mutable_kernel()->set_problem(problem);
     req.mutable_kernel()->set_source(source);
     v1::SubmitJobResponse resp;
@@ -130,6 +132,34 @@ TEST_F(GangLeaseTest, TheProblemShowsWhereItsTensorsLive) {
   EXPECT_THAT(resp.contract(), HasSubstr("Spans 2 GPUs of one host"));
 }
 
+TEST_F(GangLeaseTest, PeerArgumentsAreCheckedAtEveryRankOnSubmit) {
+  auto gpu0 = Worker(0);
+  WaitForWorkers(1);
+  // Rank 1 would name rank 2, which does not exist: refused before any
+  // GPU is held, with the rank it fails at.
+  v1::SubmitJobRequest req;
+  req.set_kind(v1::JOB_KIND_CORRECTNESS);
+  req.mutable_kernel()->set_problem("allgather_fp32");
+  req.mutable_kernel()->set_source(
+      "// @kb launch g grid(N) block(1) args(peer(x, rank + 1), out, N)\n"
+      "extern \"C\" __global__ void g(const float* x, float* out, int N) "
+      "{}\n");
+  v1::SubmitJobResponse resp;
+  grpc::ClientContext ctx;
+  const grpc::Status s = stub_->SubmitJob(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("rank=1 world_size=2"));
+  EXPECT_THAT(s.error_message(), HasSubstr("% world_size"));
+  // Wrapped, it is queued (for a gang).
+  const std::string id = Submit(
+      "allgather_fp32",
+      "// @kb launch g grid(N) block(1) "
+      "args(peer(x, (rank + 1) % world_size), out, N)\n"
+      "extern \"C\" __global__ void g(const float* x, float* out, int N) "
+      "{}\n");
+  EXPECT_FALSE(id.empty());
+}
+
 TEST_F(GangLeaseTest, AGangJobWaitsForTwoGpusOfOneHostThenRunsOnBoth) {
   auto gpu1 = Worker(1);
   WaitForWorkers(1);
@@ -145,20 +175,33 @@ TEST_F(GangLeaseTest, AGangJobWaitsForTwoGpusOfOneHostThenRunsOnBoth) {
   const v1::Job done =
       WaitFor(id, [](const v1::Job& j) { return j.stage() == v1::STAGE_DONE; });
   ASSERT_EQ(done.stage(), v1::STAGE_DONE) << done.DebugString();
-  // The leader is the lowest GPU index; it refuses to run the job on one
-  // GPU, and says why.
+  // The leader is the lowest GPU index; its runner saw both GPUs (the
+  // stand-in runner says what it was given).
   EXPECT_EQ(done.worker_id(), "node-1:gpu0");
-  EXPECT_EQ(done.result().verdict(), v1::VERDICT_ERROR);
-  EXPECT_EQ(done.result().error().code(),
-            static_cast<int>(absl::StatusCode::kUnimplemented));
-  EXPECT_THAT(done.result().message(), HasSubstr("spans 2 GPUs"));
-  EXPECT_THAT(done.result().message(), HasSubstr("one-GPU jobs only"));
+  EXPECT_EQ(done.result().verdict(), v1::VERDICT_PASSED)
+      << done.result().message();
+  EXPECT_EQ(done.result().message(),
+            "2 ranks (fake) on CUDA_VISIBLE_DEVICES=0,1");
   EXPECT_THAT(gpu1->Stderr(), HasSubstr("parked in the gang of job " + id));
   // Its next heartbeat (one a second) tells the parked worker.
   EXPECT_TRUE(Eventually(
       [&] { return absl::StrContains(gpu1->Stderr(), "gang lease"); },
       absl::Seconds(10)))
       << gpu1->Stderr();
+
+  // A submit or a profile is refused at once, before a gang is held for
+  // it, saying what is not built and what works.
+  for (v1::JobKind kind : {v1::JOB_KIND_SUBMIT, v1::JOB_KIND_PROFILE}) {
+    v1::SubmitJobRequest req;
+    req.set_kind(kind);
+    req.mutable_kernel()->set_problem("allgather_fp32");
+    req.mutable_kernel()->set_source(Example());
+    v1::SubmitJobResponse resp;
+    grpc::ClientContext ctx;
+    const grpc::Status s = stub_->SubmitJob(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+    EXPECT_THAT(s.error_message(), HasSubstr("check_kernel runs the kernel"));
+  }
 
   // Both serve one-GPU jobs again.
   const std::string example =

@@ -1,0 +1,199 @@
+// The check of a kernel for a problem that spans GPUs (docs/multi-gpu.md,
+// step 4), on one GPU: both ranks of tests/integration/problems/
+// allgather_fp32 on device 0 (--rank-devices 0,0), each with its own
+// stream and buffers, peers' buffers passed through peer(NAME, RANK).
+// What the lent one-GPU machines can show of the multi-rank runner: the
+// placement of every tensor, the gathered golden, peer reads and writes,
+// and the kernel that reads only its own shard failing. Peer access
+// between distinct GPUs needs a multi-GPU machine.
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/digest.h"
+#include "compiler/nvrtc_compiler.h"
+#include "contract/launch_plan.h"
+#include "contract/problem_registry.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runner/evaluator.h"
+#include "testing/process.h"
+#include "tests/gpu/device_test.h"
+#include "tests/gpu/trusted_kernels_fixtures.h"
+
+namespace kbench {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Reads both ranks' shards: rank r's out is x of rank 0, then of rank 1.
+constexpr char kPeerRead[] = R"(// @kb problem allgather_fp32
+// @kb launch gather grid(cdiv(N, 256), 2) block(256) args(peer(x, 0), peer(x, 1), out, N)
+extern "C" __global__ void gather(const float* x0, const float* x1,
+                                  float* out, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= N) return;
+  out[blockIdx.y * N + i] = (blockIdx.y == 0 ? x0 : x1)[i];
+}
+)";
+
+// Pushes its own shard into every rank's out (writes through peers).
+constexpr char kPush[] = R"(// @kb problem allgather_fp32
+// @kb launch push grid(cdiv(N, 256)) block(256) args(x, peer(out, 0), peer(out, 1), N, rank)
+extern "C" __global__ void push(const float* x, float* out0, float* out1,
+                                int N, int rank) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= N) return;
+  out0[rank * N + i] = x[i];
+  out1[rank * N + i] = x[i];
+}
+)";
+
+// Right on rank 0, but rank 1 copies its own shard twice.
+constexpr char kRank1Wrong[] = R"(// @kb problem allgather_fp32
+// @kb launch gather grid(cdiv(N, 256), 2) block(256) args(peer(x, 0), peer(x, 1), x, out, N, rank)
+extern "C" __global__ void gather(const float* x0, const float* x1,
+                                  const float* mine, float* out, int N,
+                                  int rank) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= N) return;
+  const float* src = blockIdx.y == 0 ? (rank == 0 ? x0 : mine) : x1;
+  out[blockIdx.y * N + i] = src[i];
+}
+)";
+
+// Right, and then writes into the peer's shard of x.
+constexpr char kWritesPeerInput[] = R"(// @kb problem allgather_fp32
+// @kb launch gather grid(cdiv(N, 256), 2) block(256) args(peer(x, 0), peer(x, 1), out, peer(x, 1 - rank), N)
+extern "C" __global__ void gather(const float* x0, const float* x1,
+                                  float* out, float* other, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= N) return;
+  out[blockIdx.y * N + i] = (blockIdx.y == 0 ? x0 : x1)[i];
+  if (i == 0 && blockIdx.y == 0) other[N - 1] = 0.0f;
+}
+)";
+
+class RankedCheckTest : public DeviceTest {
+ protected:
+  void SetUp() override {
+    DeviceTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    ProblemRegistry::Options only;
+    only.only = {"allgather_fp32"};
+    auto reg = ProblemRegistry::LoadDir(
+        testing::SourcePath("tests/integration/problems"), only);
+    ASSERT_TRUE(reg.ok()) << reg.status();
+    registry_ = std::move(*reg);
+    problem_ = *registry_->Find("allgather_fp32");
+    ASSERT_TRUE(
+        testing::AttachTrustedKernels(*problem_, ctx_->spec().arch(), &trusted_)
+            .ok());
+    auto eval = Evaluator::Create(ctx_.get());
+    ASSERT_TRUE(eval.ok()) << eval.status();
+    eval_ = std::move(*eval);
+    eval_->set_rank_devices({0, 0});
+  }
+
+  // A check job as kbd builds it, at N = `n`.
+  v1::RunnerJob Job(const std::string& source, int64_t n = 1000,
+                    v1::JobKind kind = v1::JOB_KIND_CORRECTNESS) {
+    v1::RunnerJob job = trusted_;
+    job.set_job_id("ranked");
+    job.set_kind(kind);
+    *job.mutable_problem() = *problem_;
+    job.set_world_size(problem_->world_size());
+    job.set_source(source);
+    job.set_filename("kernel.cu");
+    absl::StatusOr<v1::LaunchPlan> plan = ParseLaunchPlan(source);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    if (plan.ok()) *job.mutable_plan() = *plan;
+    job.set_source_digest(Sha256Hex(source));
+    absl::StatusOr<CompileOutput> out =
+        NvrtcCompiler().Compile(source, "kernel.cu", ctx_->spec().arch());
+    EXPECT_TRUE(out.ok() && out->report.success()) << source;
+    if (out.ok()) {
+      job.set_cubin(out->cubin);
+      job.set_cubin_arch(ctx_->spec().arch());
+    }
+    v1::ShapeSet* set = job.add_check_sets();
+    set->set_name("default");
+    v1::Shape* shape = set->add_shapes();
+    shape->set_name(absl::StrCat("n", n));
+    (*shape->mutable_dims())["N"] = n;
+    job.set_trials(3);
+    job.set_seed(++seed_);
+    job.set_budget_ms(60000);
+    return job;
+  }
+
+  v1::JobResult Run(const v1::RunnerJob& job) {
+    return testing::RunHealthy(eval_.get(), job);
+  }
+
+  std::unique_ptr<ProblemRegistry> registry_;
+  const v1::Problem* problem_ = nullptr;
+  v1::RunnerJob trusted_;
+  std::unique_ptr<Evaluator> eval_;
+  uint64_t seed_ = 7000;
+};
+
+TEST_F(RankedCheckTest, AKernelThatReadsItsPeersShardPasses) {
+  for (int64_t n : {1000, 4096, 1}) {
+    const v1::JobResult r = Run(Job(kPeerRead, n));
+    EXPECT_EQ(r.verdict(), v1::VERDICT_PASSED) << n << ": " << r.message();
+    EXPECT_EQ(r.correctness().trials_run(), 3);
+    EXPECT_EQ(r.correctness().trials_passed(), 3);
+  }
+}
+
+TEST_F(RankedCheckTest, AKernelThatWritesIntoItsPeersOutputPasses) {
+  const v1::JobResult r = Run(Job(kPush));
+  EXPECT_EQ(r.verdict(), v1::VERDICT_PASSED) << r.message();
+}
+
+TEST_F(RankedCheckTest, TheKernelThatReadsOnlyItsOwnShardFails) {
+  const v1::JobResult r = Run(Job(problem_->example_source()));
+  EXPECT_EQ(r.verdict(), v1::VERDICT_FAILED) << r.message();
+  // Rank 0 writes its own shard where rank 1's belongs.
+  EXPECT_THAT(r.message(), HasSubstr("rank 0 of 2: default/n1000"));
+  EXPECT_EQ(r.correctness().trials(0).mismatches(), 1000);
+}
+
+TEST_F(RankedCheckTest, AWrongRankIsNamed) {
+  const v1::JobResult r = Run(Job(kRank1Wrong));
+  EXPECT_EQ(r.verdict(), v1::VERDICT_FAILED) << r.message();
+  EXPECT_THAT(r.message(), HasSubstr("rank 1 of 2"));
+}
+
+TEST_F(RankedCheckTest, WritingIntoAPeersInputIsRejected) {
+  const v1::JobResult r = Run(Job(kWritesPeerInput));
+  EXPECT_EQ(r.verdict(), v1::VERDICT_REJECTED) << r.message();
+  EXPECT_THAT(r.message(), HasSubstr("modified input 'x'"));
+  // Rank 1 wrote into rank 0's copy (checked first).
+  EXPECT_THAT(r.message(), HasSubstr("rank 0's copy"));
+  // The runner is fine afterwards.
+  EXPECT_EQ(Run(Job(kPeerRead)).verdict(), v1::VERDICT_PASSED);
+}
+
+TEST_F(RankedCheckTest, SubmitEndsUnimplementedAndSaysWhatWorks) {
+  const v1::JobResult r = Run(Job(kPeerRead, 1000, v1::JOB_KIND_SUBMIT));
+  EXPECT_EQ(r.verdict(), v1::VERDICT_ERROR);
+  EXPECT_EQ(r.error().code(),
+            static_cast<int>(absl::StatusCode::kUnimplemented));
+  EXPECT_THAT(r.message(), HasSubstr("check_kernel"));
+}
+
+TEST_F(RankedCheckTest, MoreRanksThanVisibleGpusIsAClearError) {
+  int count = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  if (count >= 2) GTEST_SKIP() << "two GPUs are visible";
+  eval_->set_rank_devices({});  // Rank 1 on device 1, which is not there.
+  const v1::JobResult r = Run(Job(kPeerRead));
+  EXPECT_EQ(r.verdict(), v1::VERDICT_ERROR) << r.message();
+  EXPECT_THAT(r.message(), HasSubstr("rank 1's device 1 is not among the 1"));
+}
+
+}  // namespace
+}  // namespace kbench
