@@ -24,12 +24,12 @@ absl::Status Evaluator::RunRanked(const v1::RunnerJob& job,
                                   v1::JobResult* result) {
   const v1::Problem& problem = job.problem();
   const int world = problem.world_size();
-  if (job.kind() == v1::JOB_KIND_SUBMIT || job.kind() == v1::JOB_KIND_PROFILE) {
+  if (job.kind() != v1::JOB_KIND_CORRECTNESS) {
     return absl::UnimplementedError(absl::StrCat(
         "problem '", problem.name(), "' spans ", world,
-        " GPUs; timing and profiling such a problem are not built yet "
-        "(docs/multi-gpu.md), so submit and profile end here: check the "
-        "kernel on every rank with check_kernel"));
+        " GPUs; timing, profiling and sanitizing such a problem are not "
+        "built yet (docs/multi-gpu.md), so submit, profile and sanitize end "
+        "here: check the kernel on every rank with check_kernel"));
   }
   if (job.world_size() != world) {
     return absl::InternalError(absl::StrCat(

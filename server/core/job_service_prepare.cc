@@ -140,14 +140,14 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
   if (problem_name.empty()) problem_name = options_.default_problem;
   ASSIGN_OR_RETURN(p.problem, problems_->Find(problem_name));
   p.request.set_problem(problem_name);
-  if (SpansGpus(*p.problem) &&
-      (kind == v1::JOB_KIND_SUBMIT || kind == v1::JOB_KIND_PROFILE)) {
+  if (SpansGpus(*p.problem) && kind != v1::JOB_KIND_COMPILE &&
+      kind != v1::JOB_KIND_CORRECTNESS) {
     // Refused here rather than after a gang of GPUs was held for it.
     return absl::UnimplementedError(absl::StrCat(
         "problem '", problem_name, "' spans ", p.problem->world_size(),
-        " GPUs; timing and profiling such a problem are not built yet "
-        "(docs/multi-gpu.md). check_kernel runs the kernel on every rank "
-        "and checks each rank's outputs"));
+        " GPUs; timing, profiling and sanitizing such a problem are not "
+        "built yet (docs/multi-gpu.md). check_kernel runs the kernel on "
+        "every rank and checks each rank's outputs"));
   }
   // The timer tells a candidate's kernels from its baselines' by their
   // names where their order does not (CUPTI's records name a kernel, not

@@ -177,12 +177,15 @@ TEST_F(RankedCheckTest, WritingIntoAPeersInputIsRejected) {
   EXPECT_EQ(Run(Job(kPeerRead)).verdict(), v1::VERDICT_PASSED);
 }
 
-TEST_F(RankedCheckTest, SubmitEndsUnimplementedAndSaysWhatWorks) {
-  const v1::JobResult r = Run(Job(kPeerRead, 1000, v1::JOB_KIND_SUBMIT));
-  EXPECT_EQ(r.verdict(), v1::VERDICT_ERROR);
-  EXPECT_EQ(r.error().code(),
-            static_cast<int>(absl::StatusCode::kUnimplemented));
-  EXPECT_THAT(r.message(), HasSubstr("check_kernel"));
+TEST_F(RankedCheckTest, SubmitProfileAndSanitizeEndUnimplemented) {
+  for (v1::JobKind kind :
+       {v1::JOB_KIND_SUBMIT, v1::JOB_KIND_PROFILE, v1::JOB_KIND_SANITIZE}) {
+    const v1::JobResult r = Run(Job(kPeerRead, 1000, kind));
+    EXPECT_EQ(r.verdict(), v1::VERDICT_ERROR) << kind;
+    EXPECT_EQ(r.error().code(),
+              static_cast<int>(absl::StatusCode::kUnimplemented));
+    EXPECT_THAT(r.message(), HasSubstr("check_kernel"));
+  }
 }
 
 TEST_F(RankedCheckTest, MoreRanksThanVisibleGpusIsAClearError) {

@@ -5,9 +5,9 @@
 // waits, saying for what; with two workers of one host (same --host-id) it
 // is leased to both as a gang: the leader runs it in a runner that sees
 // both GPUs, in rank order, while the other is parked; both then serve
-// one-GPU jobs again. A submit or profile of it is refused at once with
-// UNIMPLEMENTED (timing across GPUs is not built). GPUs without peer access
-// between them are shown so and never ganged.
+// one-GPU jobs again. A submit, profile or sanitize of it is refused at once
+// with UNIMPLEMENTED (timing across GPUs is not built). GPUs without peer
+// access between them are shown so and never ganged.
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -189,9 +189,10 @@ TEST_F(GangLeaseTest, AGangJobWaitsForTwoGpusOfOneHostThenRunsOnBoth) {
       absl::Seconds(10)))
       << gpu1->Stderr();
 
-  // A submit or a profile is refused at once, before a gang is held for
+  // A submit, profile or sanitize is refused at once, before a gang is held for
   // it, saying what is not built and what works.
-  for (v1::JobKind kind : {v1::JOB_KIND_SUBMIT, v1::JOB_KIND_PROFILE}) {
+  for (v1::JobKind kind :
+       {v1::JOB_KIND_SUBMIT, v1::JOB_KIND_PROFILE, v1::JOB_KIND_SANITIZE}) {
     v1::SubmitJobRequest req;
     req.set_kind(kind);
     req.mutable_kernel()->set_problem("allgather_fp32");
