@@ -22,8 +22,10 @@
 // problem's baseline (an NCCL all-gather across the ranks) is not run yet.
 // Before each run every rank's workspaces are zeroed and all ranks wait,
 // so that no rank writes into a peer's workspace before the peer's zeroing.
-// Hidden cases (submit) are not run: kbd's Evaluator refuses to time a
-// problem that spans GPUs, and so submits it for nothing.
+// A hidden shape set is run with its cases' details withheld, as on one
+// GPU, but without the extra hidden seeds of a submit: kbd sends hidden
+// sets only with submits, which it refuses for such a problem until the
+// timing exists.
 //
 // Ownership: borrows everything. Thread safety: none (runner thread).
 #ifndef KBENCH_RUNNER_CHECK_RANKED_CHECKER_H_
