@@ -5,6 +5,19 @@
 
 // ------------------------------------------------------------------
 // Shared blocks.
+
+// The links a worker measured at its start to its host's other GPUs
+// (GpuLink): which it reaches with peer access, and the measured copy
+// bandwidth; gangs of a job that spans GPUs form only among linked GPUs.
+function gpuLinks(links) {
+  if (!links || links.length === 0) return null;
+  const parts = links.map((l) => 'GPU ' + num(l.peer_gpu_index) + (l.peer_access
+    ? ' (peer access, ' + fixed(num(l.copy_gbps), 0) + ' GB/s)'
+    : ' (no peer access)'));
+  return h('div', { class: 'muted small links', title: 'links to the other GPUs of this host, measured when the worker started' },
+    'links: ' + parts.join(' · '));
+}
+
 function statsRow(name, s) {
   s = s || {};
   return h('tr', null,
@@ -201,7 +214,8 @@ class OverviewView {
         h('div', { class: 'muted small mono' }, x.worker_id || ''),
         x.host_id ? h('div', { class: 'muted small mono', title: 'host id: the same for every GPU of one host' }, x.host_id) : null),
       h('td', null, (x.spec && x.spec.name) || '—',
-        x.spec && x.spec.arch ? h('div', { class: 'muted small' }, x.spec.arch) : null),
+        x.spec && x.spec.arch ? h('div', { class: 'muted small' }, x.spec.arch) : null,
+        gpuLinks(x.links)),
       h('td', null, h('span', { class: ['badge', x.busy ? 'busy' : 'idle'] }, x.busy ? 'busy' : 'idle')),
       h('td', null, x.busy || x.current_job_id ? jobLink(x.current_job_id) : h('span', { class: 'muted' }, '—')),
       h('td', { class: 'num' }, String(num(x.jobs_done))),

@@ -1,6 +1,6 @@
 // Drives kbd's dashboard in headless Chromium (Debian's /usr/bin/chromium,
 // through playwright-core) and checks what a person watching an agent sees:
-//   1. the overview lists the session (and the worker);
+//   1. the overview lists the session (and the worker, with its GPU links);
 //   2. the session page shows the verdict banner, the timing table (in us),
 //      the roofline (>= 2 points, roofs, ridge), the kernel-time chart, the
 //      top-5 warp-stall bars and a timeline of >= 6 turns with a diff;
@@ -74,6 +74,10 @@ try {
   ok(true, 'the overview lists session ' + session);
   await page.waitForSelector('#workers tr[data-worker]', { timeout: WAIT_MS });
   ok(true, 'the overview lists the worker');
+  // Its links, as the stand-in runner fakes them (KB_FAKE_TOPOLOGY=0,1,2!).
+  const workerText = (await page.textContent('#workers tr[data-worker]')).replace(/\s+/g, ' ');
+  ok(/links: GPU 1 \(peer access, 100 GB\/s\) · GPU 2 \(no peer access\)/.test(workerText),
+    'the worker row shows its links to the host\'s other GPUs (' + workerText.trim() + ')');
   const rowText = await page.textContent(sessionRow);
   ok(/passed/.test(rowText), 'the session row shows its last verdict (' + rowText.replace(/\s+/g, ' ').trim() + ')');
   const problemRow = '#problems tr' + sel('data-problem', 'gather_linear_fp32') + sel('data-suite', 'collectives');

@@ -100,6 +100,9 @@ class DashboardBrowserTest : public ::testing::Test {
     ASSERT_TRUE(kbd.ok()) << kbd.status();
     kbd_ = std::move(*kbd);
     ASSERT_FALSE(kbd_->http_address().empty()) << kbd_->Log();
+    // The stand-in runner's topology: this worker's GPU 0 reaches GPU 1
+    // and not GPU 2, which the overview shows.
+    setenv("KB_FAKE_TOPOLOGY", "0,1,2!", /*overwrite=*/1);
     auto worker = StartWorker(kbd_->address(), BinDir() + "/kb_fake_runner");
     ASSERT_TRUE(worker.ok()) << worker.status();
     worker_ = std::move(*worker);
