@@ -139,7 +139,15 @@ absl::Status RankedChecker::RunAll(Shape* shape, const std::string& where,
     const int launches =
         static_cast<int>(shape->bound[r]->plan().launches.size());
     for (int i = 0; i < launches; ++i) {
-      RETURN_IF_ERROR(shape->bound[r]->EnqueueLaunch(i));
+      const absl::Status launched = shape->bound[r]->EnqueueLaunch(i);
+      if (launched.ok()) continue;
+      // A launch refused on this rank (its rank-dependent block, say) while
+      // earlier ranks run: they finish before the error unwinds and their
+      // modules are unloaded.
+      for (int q = 0; q < r; ++q) {
+        (void)cudaStreamSynchronize(ranks_->ctx(q)->stream());
+      }
+      return launched;
     }
   }
   for (int r = 0; r < world; ++r) {

@@ -75,6 +75,19 @@ extern "C" __global__ void gather(const float* x0, const float* x1,
 }
 )";
 
+// Right, but its block is rank-dependent, and rank 1's exceeds the
+// kernel's launch bounds: the GPU refuses rank 1's launch only, after rank
+// 0's was enqueued.
+constexpr char kRank1Refused[] = R"(// @kb problem allgather_fp32
+// @kb launch gather grid(cdiv(N, 128), 2) block(128 * (rank + 1)) args(peer(x, 0), peer(x, 1), out, N)
+extern "C" __global__ void __launch_bounds__(128)
+    gather(const float* x0, const float* x1, float* out, int N) {
+  const int i = blockIdx.x * 128 + threadIdx.x;
+  if (i >= N || threadIdx.x >= 128) return;
+  out[blockIdx.y * N + i] = (blockIdx.y == 0 ? x0 : x1)[i];
+}
+)";
+
 class RankedCheckTest : public DeviceTest {
  protected:
   void SetUp() override {
@@ -174,6 +187,14 @@ TEST_F(RankedCheckTest, WritingIntoAPeersInputIsRejected) {
   // Rank 1 wrote into rank 0's copy (checked first).
   EXPECT_THAT(r.message(), HasSubstr("rank 0's copy"));
   // The runner is fine afterwards.
+  EXPECT_EQ(Run(Job(kPeerRead)).verdict(), v1::VERDICT_PASSED);
+}
+
+TEST_F(RankedCheckTest, ALaunchRefusedOnOneRankIsRejected) {
+  const v1::JobResult r = Run(Job(kRank1Refused));
+  EXPECT_EQ(r.verdict(), v1::VERDICT_REJECTED) << r.message();
+  EXPECT_THAT(r.message(), HasSubstr("launching 'gather'"));
+  // Rank 0's run finished before the error unwound: the runner is fine.
   EXPECT_EQ(Run(Job(kPeerRead)).verdict(), v1::VERDICT_PASSED);
 }
 
