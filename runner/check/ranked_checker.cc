@@ -139,7 +139,7 @@ absl::Status RankedChecker::RunAll(Shape* shape, const std::string& where,
     const int launches =
         static_cast<int>(shape->bound[r]->plan().launches.size());
     for (int i = 0; i < launches; ++i) {
-      const absl::Status launched = shape->bound[r]->EnqueueLaunch(i);
+      absl::Status launched = shape->bound[r]->EnqueueLaunch(i);
       if (launched.ok()) continue;
       // A launch refused on this rank (its rank-dependent block, say) while
       // earlier ranks run: they finish before the error unwinds and their
