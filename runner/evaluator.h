@@ -67,8 +67,9 @@ class Evaluator {
                     bool* unhealthy);
 
   // The visible device of each rank of a job whose problem spans GPUs
-  // (RankGroup); empty (the default) puts rank r on device r, as kbworker's
-  // gang leader lists the gang's GPUs. A test on one GPU gives {0, 0}.
+  // (RankGroup); empty (the default) puts rank r on the runner's device
+  // + r, as kbworker's gang leader lists the gang's GPUs. A test on one GPU
+  // gives {0, 0}.
   void set_rank_devices(std::vector<int> devices) {
     rank_devices_ = std::move(devices);
   }
@@ -83,7 +84,8 @@ class Evaluator {
   absl::Status RunChecked(const v1::RunnerJob& job, const ProgressFn& progress,
                           v1::JobResult* result);
   // A job whose problem spans GPUs (evaluator_ranked.cc): its check on
-  // every rank (RankedChecker); timing and profiling are not built yet.
+  // every rank (RankedChecker); other kinds end UNIMPLEMENTED (timing,
+  // profiling and sanitizing across ranks are not built yet).
   absl::Status RunRanked(const v1::RunnerJob& job, const std::string& cubin,
                          const ProgressFn& progress, v1::JobResult* result);
   // Times `module` (freshly loaded from `cubin`) at the job's timing shape
