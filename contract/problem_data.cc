@@ -4,34 +4,30 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <map>
 #include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "contract/problem_util.h"
+#include "contract/problem_util_internal.h"
 
 namespace kbench {
-namespace {
 
-absl::Status Error(const v1::Problem& p, absl::string_view field,
-                   absl::string_view what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("problem '", p.name(), "': ", field, ": ", what));
-}
+using internal::FieldError;
+
+namespace {
 
 // `text` parses and uses only the problem's dims.
 absl::Status CheckExpr(const v1::Problem& p, absl::string_view field,
                        absl::string_view text) {
   absl::StatusOr<Expr> expr = Expr::Parse(text);
-  if (!expr.ok()) return Error(p, field, expr.status().message());
+  if (!expr.ok()) return FieldError(p, field, expr.status().message());
   for (const std::string& name : expr->Names()) {
     if (!IsDim(p, name)) {
-      return Error(p, field,
-                   absl::StrCat("'", text, "' uses '", name,
-                                "', which is not a dim of the problem"));
+      return FieldError(p, field,
+                        absl::StrCat("'", text, "' uses '", name,
+                                     "', which is not a dim of the problem"));
     }
   }
   return absl::OkStatus();
@@ -63,31 +59,32 @@ absl::Status CheckInputs(const v1::Problem& p) {
     const bool is_int = t.dtype() == v1::DTYPE_INT32;
     if (t.role() == v1::TENSOR_ROLE_OUTPUT) {
       if (t.has_input()) {
-        return Error(p, field, "input: an output's values are not drawn");
+        return FieldError(p, field, "input: an output's values are not drawn");
       }
       if (is_int) {
-        return Error(p, field,
-                     "an output is floating point (int32 tensors are "
-                     "inputs, such as indices)");
+        return FieldError(p, field,
+                          "an output is floating point (int32 tensors are "
+                          "inputs, such as indices)");
       }
       continue;
     }
     switch (in.kind()) {
       case v1::InputDistribution::KIND_DEFAULT:
         if (is_int) {
-          return Error(p, field,
-                       "an int32 input needs input { kind: KIND_INTEGERS "
-                       "int_low: ... int_high: ... }");
+          return FieldError(p, field,
+                            "an int32 input needs input { kind: KIND_INTEGERS "
+                            "int_low: ... int_high: ... }");
         }
         break;
       case v1::InputDistribution::KIND_UNIFORM:
         if (!IsFloat(t.dtype())) {
-          return Error(p, field, "KIND_UNIFORM draws floating-point values");
+          return FieldError(p, field,
+                            "KIND_UNIFORM draws floating-point values");
         }
         if (!std::isfinite(in.low()) || !std::isfinite(in.high()) ||
             !(in.low() < in.high()) || std::fabs(in.low()) > 1e6 ||
             std::fabs(in.high()) > 1e6) {
-          return Error(
+          return FieldError(
               p, field,
               absl::StrCat("input: low ", in.low(), " and high ", in.high(),
                            " must be finite, low < high, within "
@@ -96,7 +93,7 @@ absl::Status CheckInputs(const v1::Problem& p) {
         break;
       case v1::InputDistribution::KIND_INTEGERS: {
         if (!is_int) {
-          return Error(p, field, "KIND_INTEGERS draws int32 values");
+          return FieldError(p, field, "KIND_INTEGERS draws int32 values");
         }
         RETURN_IF_ERROR(
             CheckExpr(p, absl::StrCat(field, ".input.int_low"), in.int_low()));
@@ -108,15 +105,16 @@ absl::Status CheckInputs(const v1::Problem& p) {
           if (!lo.ok() || !hi.ok() || *lo >= *hi ||
               *lo < std::numeric_limits<int32_t>::min() ||
               *hi - 1 > std::numeric_limits<int32_t>::max()) {
-            return Error(p, field,
-                         "input: int_low < int_high must hold, within int32, "
-                         "at every public shape");
+            return FieldError(
+                p, field,
+                "input: int_low < int_high must hold, within int32, "
+                "at every public shape");
           }
         }
         break;
       }
       default:
-        return Error(p, field, "input: unknown kind");
+        return FieldError(p, field, "input: unknown kind");
     }
   }
   return absl::OkStatus();
@@ -129,27 +127,29 @@ absl::Status CheckInputs(const v1::Problem& p) {
 absl::Status CheckNcclStep(const v1::Problem& p, const v1::NcclStep& nccl,
                            const std::string& field) {
   if (p.world_size() <= 1) {
-    return Error(p, field,
-                 "an nccl step needs a problem that spans GPUs (world_size "
-                 "2 or more)");
+    return FieldError(
+        p, field,
+        "an nccl step needs a problem that spans GPUs (world_size "
+        "2 or more)");
   }
   if (nccl.op_case() != v1::NcclStep::kAllGather) {
-    return Error(p, field, "nccl needs an op: all_gather { send recv }");
+    return FieldError(p, field, "nccl needs an op: all_gather { send recv }");
   }
   const v1::NcclStep::AllGather& ag = nccl.all_gather();
   const v1::TensorSpec* send = FindTensor(p, ag.send());
   if (send == nullptr || send->role() != v1::TENSOR_ROLE_INPUT ||
       send->placement() != v1::PLACEMENT_PER_RANK) {
-    return Error(p, field,
-                 absl::StrCat("nccl.all_gather.send '", ag.send(),
-                              "' is not an input with PLACEMENT_PER_RANK"));
+    return FieldError(
+        p, field,
+        absl::StrCat("nccl.all_gather.send '", ag.send(),
+                     "' is not an input with PLACEMENT_PER_RANK"));
   }
   if (!IsIdentifier(ag.recv()) || FindTensor(p, ag.recv()) != nullptr ||
       IsDim(p, ag.recv())) {
-    return Error(p, field,
-                 absl::StrCat("nccl.all_gather.recv '", ag.recv(),
-                              "' must name a workspace of the baseline's "
-                              "file, not a tensor or dim of the problem"));
+    return FieldError(p, field,
+                      absl::StrCat("nccl.all_gather.recv '", ag.recv(),
+                                   "' must name a workspace of the baseline's "
+                                   "file, not a tensor or dim of the problem"));
   }
   return absl::OkStatus();
 }
@@ -158,12 +158,13 @@ absl::Status CheckStepShapes(const v1::Problem& p, const v1::Baseline& b,
                              absl::string_view what) {
   const bool expert = what != "baseline";
   if (b.steps().empty()) {
-    return Error(p, what,
-                 expert ? "an expert baseline needs at least one step: what "
-                          "an expert runs, timed beside the baseline"
-                        : "a golden-kernel problem needs a baseline with at "
-                          "least one step: what PyTorch eager runs, timed "
-                          "against the candidate");
+    return FieldError(p, what,
+                      expert
+                          ? "an expert baseline needs at least one step: what "
+                            "an expert runs, timed beside the baseline"
+                          : "a golden-kernel problem needs a baseline with at "
+                            "least one step: what PyTorch eager runs, timed "
+                            "against the candidate");
   }
   // Reports print the name on a line of its own: a newline in it could
   // forge the lines after it (review, 2026-12-05).
@@ -171,28 +172,28 @@ absl::Status CheckStepShapes(const v1::Problem& p, const v1::Baseline& b,
       std::any_of(b.name().begin(), b.name().end(), [](char c) {
         return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
       })) {
-    return Error(p, absl::StrCat(what, ".name"),
-                 "one line of at most 200 characters, without control "
-                 "characters, saying what it stands for");
+    return FieldError(p, absl::StrCat(what, ".name"),
+                      "one line of at most 200 characters, without control "
+                      "characters, saying what it stands for");
   }
   if (b.steps_size() > kMaxBaselineSteps) {
-    return Error(p, absl::StrCat(what, ".steps"),
-                 absl::StrCat("more than ", kMaxBaselineSteps));
+    return FieldError(p, absl::StrCat(what, ".steps"),
+                      absl::StrCat("more than ", kMaxBaselineSteps));
   }
   for (int i = 0; i < b.steps_size(); ++i) {
     const v1::BaselineStep& step = b.steps(i);
     const std::string field = absl::StrCat(what, ".steps[", i, "]");
     if (step.step_case() == v1::BaselineStep::kLaunch) {
       if (!IsIdentifier(step.launch())) {
-        return Error(p, field, "launch names no kernel");
+        return FieldError(p, field, "launch names no kernel");
       }
       if (b.file().empty()) {
-        return Error(p, field,
-                     absl::StrCat("a launch step needs the ",
-                                  expert ? "expert baseline" : "baseline",
-                                  "'s file (", what,
-                                  ".file: its kernels and `// @kb launch` "
-                                  "lines)"));
+        return FieldError(p, field,
+                          absl::StrCat("a launch step needs the ",
+                                       expert ? "expert baseline" : "baseline",
+                                       "'s file (", what,
+                                       ".file: its kernels and `// @kb launch` "
+                                       "lines)"));
       }
       continue;
     }
@@ -201,7 +202,8 @@ absl::Status CheckStepShapes(const v1::Problem& p, const v1::Baseline& b,
       continue;
     }
     if (step.step_case() != v1::BaselineStep::kMatmul) {
-      return Error(p, field, "a step is a launch, a matmul or an nccl step");
+      return FieldError(p, field,
+                        "a step is a launch, a matmul or an nccl step");
     }
     const v1::MatmulStep& m = step.matmul();
     for (const auto& [name, value] :
@@ -209,13 +211,13 @@ absl::Status CheckStepShapes(const v1::Problem& p, const v1::Baseline& b,
           {"b", m.b()},
           {"d", m.d()}}) {
       if (!IsIdentifier(value)) {
-        return Error(
+        return FieldError(
             p, field,
             absl::StrCat("matmul.", name, " names no tensor or workspace"));
       }
     }
     if (!m.bias().empty() && !IsIdentifier(m.bias())) {
-      return Error(p, field, "matmul.bias is not a name");
+      return FieldError(p, field, "matmul.bias is not a name");
     }
     for (const auto& [name, value] :
          {std::pair<const char*, const std::string&>{"m", m.m()},
@@ -232,111 +234,22 @@ absl::Status CheckStepShapes(const v1::Problem& p, const v1::Baseline& b,
             {"stride_b", m.stride_b()},
             {"stride_d", m.stride_d()}}) {
         if (value.empty()) {
-          return Error(p, field,
-                       absl::StrCat("a batched matmul needs matmul.", name));
+          return FieldError(
+              p, field, absl::StrCat("a batched matmul needs matmul.", name));
         }
         RETURN_IF_ERROR(
             CheckExpr(p, absl::StrCat(field, ".matmul.", name), value));
       }
     }
     if (!v1::MatmulStep::Activation_IsValid(m.activation())) {
-      return Error(p, field, "matmul.activation is unknown");
+      return FieldError(p, field, "matmul.activation is unknown");
     }
     if (m.dtype() != v1::DTYPE_UNSPECIFIED && m.dtype() != v1::DTYPE_FP32 &&
         m.dtype() != v1::DTYPE_BF16 && m.dtype() != v1::DTYPE_FP16) {
-      return Error(p, field, "matmul.dtype is fp32, bf16 or fp16");
+      return FieldError(p, field, "matmul.dtype is fp32, bf16 or fp16");
     }
     if (!std::isfinite(m.alpha())) {
-      return Error(p, field, "matmul.alpha is not finite");
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckCases(const v1::Problem& p) {
-  if (p.check_cases_size() > kMaxCheckCases) {
-    return Error(p, "check_cases", absl::StrCat("more than ", kMaxCheckCases));
-  }
-  std::set<std::string> names;
-  for (int i = 0; i < p.check_cases_size(); ++i) {
-    const v1::CheckCase& c = p.check_cases(i);
-    const std::string field =
-        absl::StrCat("check_cases[", i, "] (", c.name(), ")");
-    if (c.name().empty() || !names.insert(c.name()).second) {
-      return Error(p, field, "needs a name of its own");
-    }
-    v1::Shape shape;
-    *shape.mutable_dims() = c.dims();
-    absl::StatusOr<DimValues> dims = ShapeDims(p, shape);
-    if (!dims.ok()) return Error(p, field, dims.status().message());
-    int64_t total = 0;
-    for (const bool inputs : {true, false}) {
-      const auto& given = inputs ? c.inputs() : c.outputs();
-      std::map<std::string, const v1::CheckCase::Values*> by_name;
-      for (const v1::CheckCase::Values& v : given) {
-        const v1::TensorSpec* t = FindTensor(p, v.tensor());
-        const bool right_role =
-            t != nullptr && (t->role() == v1::TENSOR_ROLE_INPUT) == inputs;
-        if (!right_role || !by_name.emplace(v.tensor(), &v).second) {
-          return Error(p, field,
-                       absl::StrCat("'", v.tensor(), "' is not an ",
-                                    inputs ? "input" : "output",
-                                    " of the problem, or is given twice"));
-        }
-      }
-      for (const v1::TensorSpec& t : p.tensors()) {
-        if ((t.role() == v1::TENSOR_ROLE_INPUT) != inputs) continue;
-        auto it = by_name.find(t.name());
-        if (it == by_name.end()) {
-          return Error(p, field,
-                       absl::StrCat("'", t.name(), "' has no values"));
-        }
-        absl::StatusOr<int64_t> n = TensorElements(t, *dims);
-        if (!n.ok()) return Error(p, field, n.status().message());
-        // A per-rank input's values are the whole tensor, its shards in
-        // rank order: the golden computes from the gathered inputs.
-        const int64_t shards = t.placement() == v1::PLACEMENT_PER_RANK
-                                   ? std::max(1, p.world_size())
-                                   : 1;
-        const auto& values = it->second->values();
-        if (values.size() != *n * shards) {
-          return Error(
-              p, field,
-              absl::StrCat(
-                  "'", t.name(), "' has ", values.size(),
-                  " values; at these dims it has ", *n * shards, " elements",
-                  shards > 1
-                      ? absl::StrCat(" (", shards, " shards of ", *n, ")")
-                      : ""));
-        }
-        total += values.size();
-        if (total > kMaxCheckCaseValues) {
-          return Error(p, field,
-                       absl::StrCat("more than ", kMaxCheckCaseValues,
-                                    " values: a check case is small"));
-        }
-        for (int j = 0; j < values.size(); ++j) {
-          const double v = values[j];
-          if (!std::isfinite(v) || (inputs && !ExactIn(t.dtype(), v))) {
-            return Error(p, field,
-                         absl::StrCat("'", t.name(), "'[", j, "] = ", v,
-                                      inputs ? " is not exact in "
-                                             : " is not finite in ",
-                                      DTypeShortName(t.dtype())));
-          }
-        }
-        if (inputs && t.dtype() == v1::DTYPE_INT32) {
-          absl::StatusOr<int64_t> lo = EvalExpr(t.input().int_low(), *dims);
-          absl::StatusOr<int64_t> hi = EvalExpr(t.input().int_high(), *dims);
-          for (const double v : values) {
-            if (!lo.ok() || !hi.ok() || v < *lo || v >= *hi) {
-              return Error(p, field,
-                           absl::StrCat("'", t.name(), "' holds ", v,
-                                        ", outside its [int_low, int_high)"));
-            }
-          }
-        }
-      }
+      return FieldError(p, field, "matmul.alpha is not finite");
     }
   }
   return absl::OkStatus();
@@ -412,12 +325,12 @@ absl::Status ValidateProblemData(const v1::Problem& p) {
     RETURN_IF_ERROR(CheckStepShapes(p, p.expert(), "expert"));
   }
   if (p.check_cases().empty()) {
-    return Error(p, "check_cases",
-                 "a golden-kernel problem needs at least one check case: "
-                 "inputs and outputs computed off-line in fp64, which the "
-                 "golden must reproduce");
+    return FieldError(p, "check_cases",
+                      "a golden-kernel problem needs at least one check case: "
+                      "inputs and outputs computed off-line in fp64, which the "
+                      "golden must reproduce");
   }
-  return CheckCases(p);
+  return ValidateCheckCases(p);
 }
 
 absl::Status ValidateBaselineSteps(const v1::Problem& p,
@@ -442,18 +355,19 @@ absl::Status ValidateBaselineSteps(const v1::Problem& p, const v1::Baseline& b,
     if (step.step_case() == v1::BaselineStep::kNccl) {
       const std::string& recv = step.nccl().all_gather().recv();
       if (workspaces.count(recv) == 0) {
-        return Error(p, field,
-                     absl::StrCat("nccl.all_gather.recv '", recv,
-                                  "' is not a `// @kb workspace` of the "
-                                  "file; declare it there, world_size times "
-                                  "the shard's size"));
+        return FieldError(
+            p, field,
+            absl::StrCat("nccl.all_gather.recv '", recv,
+                         "' is not a `// @kb workspace` of the "
+                         "file; declare it there, world_size times "
+                         "the shard's size"));
       }
       continue;
     }
     if (step.step_case() == v1::BaselineStep::kLaunch) {
       if (next_launch >= launches ||
           file_plan->launches(next_launch).entry() != step.launch()) {
-        return Error(
+        return FieldError(
             p, field,
             absl::StrCat(
                 "launch '", step.launch(),
@@ -473,25 +387,26 @@ absl::Status ValidateBaselineSteps(const v1::Problem& p, const v1::Baseline& b,
       if (name->empty()) continue;
       const v1::TensorSpec* t = FindTensor(p, *name);
       if (t == nullptr && workspaces.count(*name) == 0) {
-        return Error(p, field,
-                     absl::StrCat("'", *name,
-                                  "' is neither a tensor of the problem nor a "
-                                  "workspace of the ",
-                                  what, "'s file"));
+        return FieldError(
+            p, field,
+            absl::StrCat("'", *name,
+                         "' is neither a tensor of the problem nor a "
+                         "workspace of the ",
+                         what, "'s file"));
       }
       if (name == &m.d() && t != nullptr &&
           t->role() == v1::TENSOR_ROLE_INPUT) {
-        return Error(p, field,
-                     absl::StrCat("matmul.d '", *name,
-                                  "' is an input: a baseline never writes "
-                                  "its inputs"));
+        return FieldError(p, field,
+                          absl::StrCat("matmul.d '", *name,
+                                       "' is an input: a baseline never writes "
+                                       "its inputs"));
       }
     }
     absl::StatusOr<v1::DType> type = MatmulDType(p, m);
-    if (!type.ok()) return Error(p, field, type.status().message());
+    if (!type.ok()) return FieldError(p, field, type.status().message());
   }
   if (next_launch != launches) {
-    return Error(
+    return FieldError(
         p, absl::StrCat(what, ".steps"),
         absl::StrCat("the file's launch ", next_launch + 1, " ('",
                      file_plan->launches(next_launch).entry(), "', line ",

@@ -32,6 +32,13 @@ inline constexpr int64_t kMaxCheckCaseValues = int64_t{1} << 16;
 // ValidateProblem, which has checked that the reference is a golden kernel.
 absl::Status ValidateProblemData(const v1::Problem& problem);
 
+// The check cases (contract/problem_cases.cc): at most kMaxCheckCases,
+// each named once, at dims in the domain, giving every input and output
+// (a per-rank input: every shard, in rank order) with the right count of
+// finite values, inputs exact in their dtype and integer inputs inside
+// their bounds; at most kMaxCheckCaseValues values in all.
+absl::Status ValidateCheckCases(const v1::Problem& problem);
+
 // The baseline's steps against the launch plan of its file (null when it
 // has none): launch steps take the file's launches in order, each exactly
 // once; a matmul's operands are tensors of the problem or workspaces of the

@@ -22,6 +22,12 @@ std::string DimNames(const v1::Problem& problem) {
   return absl::StrJoin(names, ", ");
 }
 
+absl::Status FieldError(const v1::Problem& problem, absl::string_view field,
+                        absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("problem '", problem.name(), "': ", field, ": ", what));
+}
+
 }  // namespace internal
 
 namespace {
