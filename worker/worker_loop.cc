@@ -67,14 +67,20 @@ std::unique_ptr<grpc::ClientContext> WorkerLoop::Context(
   return ctx;
 }
 
-absl::Status WorkerLoop::EnsureRunner() {
-  if (runner_ && runner_->alive()) return absl::OkStatus();
-  runner_.reset();
+RunnerProcess::Options WorkerLoop::RunnerOptions(
+    const std::string& devices) const {
   RunnerProcess::Options ro;
   ro.runner_path = options_.runner;
   ro.args = options_.runner_args;
-  ro.env["CUDA_VISIBLE_DEVICES"] = VisibleDevice(options_.gpu);
-  absl::StatusOr<std::unique_ptr<RunnerProcess>> r = RunnerProcess::Start(ro);
+  ro.env["CUDA_VISIBLE_DEVICES"] = devices;
+  return ro;
+}
+
+absl::Status WorkerLoop::EnsureRunner() {
+  if (runner_ && runner_->alive()) return absl::OkStatus();
+  runner_.reset();
+  absl::StatusOr<std::unique_ptr<RunnerProcess>> r =
+      RunnerProcess::Start(RunnerOptions(VisibleDevice(options_.gpu)));
   if (!r.ok()) return r.status();
   runner_ = std::move(*r);
   *info_.mutable_spec() = runner_->hello().spec();  // RunnerProcess logs it.
@@ -289,11 +295,8 @@ v1::JobResult WorkerLoop::Execute(const v1::LeaseJobResponse& lease) {
   absl::Status started;
   if (gang) {
     progress(absl::StrCat("starting a runner on GPUs ", *devices));
-    RunnerProcess::Options ro;
-    ro.runner_path = options_.runner;
-    ro.args = options_.runner_args;
-    ro.env["CUDA_VISIBLE_DEVICES"] = *devices;
-    absl::StatusOr<std::unique_ptr<RunnerProcess>> r = RunnerProcess::Start(ro);
+    absl::StatusOr<std::unique_ptr<RunnerProcess>> r =
+        RunnerProcess::Start(RunnerOptions(*devices));
     if (r.ok()) {
       gang_runner = std::move(*r);
     } else {

@@ -72,6 +72,8 @@ class WorkerLoop {
   void Stop() { stopping_ = true; }
 
  private:
+  // A runner child that sees `devices` (CUDA_VISIBLE_DEVICES).
+  RunnerProcess::Options RunnerOptions(const std::string& devices) const;
   absl::Status EnsureRunner();
   // The CUDA_VISIBLE_DEVICES of the runner of `lease`: this worker's GPU;
   // for a gang this worker leads, every member's GPU in rank order (the

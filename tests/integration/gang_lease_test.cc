@@ -22,6 +22,7 @@
 #include "kbench/v1/kbench.grpc.pb.h"
 #include "testing/eventually.h"
 #include "testing/process.h"
+#include "tests/integration/kbd_waits.h"
 
 namespace kbench {
 namespace {
@@ -67,16 +68,9 @@ class GangLeaseTest : public ::testing::Test {
     return w.ok() ? std::move(*w) : nullptr;
   }
   void WaitForWorkers(int n) {
-    for (int i = 0; i < 200; ++i) {
-      v1::GetGpuSpecsResponse resp;
-      grpc::ClientContext ctx;
-      if (stub_->GetGpuSpecs(&ctx, v1::GetGpuSpecsRequest(), &resp).ok() &&
-          resp.gpus_size() >= n) {
-        return;
-      }
-      absl::SleepFor(absl::Milliseconds(50));
-    }
-    FAIL() << "workers did not connect; kbd log:\n" << kbd_->Log();
+    ASSERT_TRUE(testing::WaitForGpus(stub_.get(), n, absl::Seconds(10)))
+        << "workers did not connect; kbd log:\n"
+        << kbd_->Log();
   }
   std::string Submit(const std::string& problem, const std::string& source,
                      v1::JobKind kind = v1::JOB_KIND_CORRECTNESS) {

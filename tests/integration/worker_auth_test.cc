@@ -28,6 +28,7 @@
 #include "kbench/v1/kbench.grpc.pb.h"
 #include "kbench/v1/worker.grpc.pb.h"
 #include "testing/process.h"
+#include "tests/integration/kbd_waits.h"
 
 namespace kbench {
 namespace {
@@ -154,15 +155,10 @@ class WorkerAuthTest : public ::testing::Test {
   }
 
   void WaitForWorkers(int n) {
-    for (int i = 0; i < 400; ++i) {
-      v1::GetGpuSpecsResponse resp;
-      if (kbench_->GetGpuSpecs(Ctx("").get(), {}, &resp).ok() &&
-          resp.gpus_size() >= n) {
-        return;
-      }
-      absl::SleepFor(absl::Milliseconds(50));
-    }
-    FAIL() << "workers did not connect; kbd log:\n" << kbd_->Log();
+    ASSERT_TRUE(testing::WaitForGpus(kbench_.get(), n, absl::Seconds(20),
+                                     [] { return Ctx(""); }))
+        << "workers did not connect; kbd log:\n"
+        << kbd_->Log();
   }
 
   std::unique_ptr<KbdProcess> kbd_;

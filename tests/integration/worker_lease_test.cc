@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "kbench/v1/kbench.grpc.pb.h"
 #include "testing/process.h"
+#include "tests/integration/kbd_waits.h"
 
 namespace kbench {
 namespace {
@@ -56,16 +57,9 @@ class WorkerLeaseTest : public ::testing::Test {
     return w.ok() ? std::move(*w) : nullptr;
   }
   void WaitForWorkers(int n) {
-    for (int i = 0; i < 200; ++i) {
-      v1::GetGpuSpecsRequest req;
-      v1::GetGpuSpecsResponse resp;
-      grpc::ClientContext ctx;
-      if (stub_->GetGpuSpecs(&ctx, req, &resp).ok() && resp.gpus_size() >= n) {
-        return;
-      }
-      absl::SleepFor(absl::Milliseconds(50));
-    }
-    FAIL() << "workers did not connect; kbd log:\n" << kbd_->Log();
+    ASSERT_TRUE(testing::WaitForGpus(stub_.get(), n, absl::Seconds(10)))
+        << "workers did not connect; kbd log:\n"
+        << kbd_->Log();
   }
   grpc::Status Check(const std::string& source, v1::RunCorrectnessResponse* r,
                      int budget_ms = 0) {
