@@ -69,8 +69,10 @@ std::string KernelContractText(const v1::Problem& problem) {
         "placed above. Its expressions and args() may use `rank` and "
         "`world_size`; args() passes rank R's copy of a tensor or workspace "
         "as peer(NAME, R), e.g. peer(x, (rank + 1) % world_size). "
-        "check_kernel checks every rank's outputs; submit, profile and "
-        "sanitize are not built yet for such a problem (UNIMPLEMENTED).\n");
+        "check_kernel checks every rank's outputs; submit also times every "
+        "rank from a common start to the last rank's end, against the "
+        "baseline on every rank. Profile and sanitize are not built yet for "
+        "such a problem (UNIMPLEMENTED).\n");
   }
   const v1::Tolerance& tol = problem.tolerance();
   absl::StrAppend(

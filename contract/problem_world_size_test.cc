@@ -80,6 +80,7 @@ TEST(ProblemWorldSizeTest, AProblemThatSpansGpusLoadsAndSaysSo) {
   EXPECT_THAT(contract, HasSubstr("x (N) fp32, shard r on GPU r;"));
   EXPECT_THAT(contract, HasSubstr("Spans 2 GPUs of one host"));
   EXPECT_THAT(contract, HasSubstr("peer(NAME, R)"));
+  EXPECT_THAT(contract, HasSubstr("submit also times every rank"));
   EXPECT_THAT(contract, HasSubstr("UNIMPLEMENTED"));
 }
 

@@ -54,6 +54,8 @@ class L2Flusher;
 class PlanProfiler;
 class ProblemCheck;
 class PlanTimer;
+class ParsedPlan;
+class RankGroup;
 class StreamBlocker;
 
 class Evaluator {
@@ -84,10 +86,22 @@ class Evaluator {
   absl::Status RunChecked(const v1::RunnerJob& job, const ProgressFn& progress,
                           v1::JobResult* result);
   // A job whose problem spans GPUs (evaluator_ranked.cc): its check on
-  // every rank (RankedChecker); other kinds end UNIMPLEMENTED (timing,
-  // profiling and sanitizing across ranks are not built yet).
+  // every rank (RankedChecker) and, for a submit, its timing against the
+  // baseline on every rank (TimeRanked); profile and sanitize end
+  // UNIMPLEMENTED (not built yet).
   absl::Status RunRanked(const v1::RunnerJob& job, const std::string& cubin,
                          const ProgressFn& progress, v1::JobResult* result);
+  // The timing of a submit of such a problem (RankedTimer) at the job's
+  // timing shape, with the candidate loaded afresh on every rank from
+  // `cubin`; `gathered_job` is the job with its problem gathered
+  // (GatheredProblem), `golden` the golden on rank 0. Sets `wrong` when
+  // the timed runs' output was wrong.
+  absl::Status TimeRanked(const v1::RunnerJob& job,
+                          const v1::RunnerJob& gathered_job,
+                          const std::string& cubin, const ParsedPlan& parsed,
+                          RankGroup* ranks, ShapePlans* plans,
+                          ReferenceOp* golden, const ProgressFn& progress,
+                          v1::JobResult* result, std::string* wrong);
   // Times `module` (freshly loaded from `cubin`) at the job's timing shape
   // and, for a profile job, profiles it there.
   absl::Status RunTimed(const v1::RunnerJob& job, ShapePlans* plans,

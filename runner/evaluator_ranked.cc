@@ -1,6 +1,7 @@
 // Evaluator::RunRanked: a job whose problem spans GPUs (docs/multi-gpu.md).
 #include <memory>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -10,13 +11,36 @@
 #include "contract/runner_job.h"
 #include "runner/check/problem_check.h"
 #include "runner/check/ranked_checker.h"
+#include "runner/check/ranked_runs.h"
 #include "runner/device/candidate_module.h"
 #include "runner/device/rank_group.h"
 #include "runner/evaluator.h"
 #include "runner/host/shape_plans.h"
+#include "runner/profile/kernel_activity.h"
+#include "runner/reference/baseline_pipeline.h"
 #include "runner/reference/golden_kernel_reference.h"
+#include "runner/reference/peer_gather.h"
+#include "runner/timing/ranked_timer.h"
 
 namespace kbench {
+namespace {
+
+// Loads the candidate on every rank's context.
+absl::Status LoadOnEveryRank(RankGroup* ranks, const std::string& cubin,
+                             const ParsedPlan& parsed,
+                             const v1::Problem& problem,
+                             PerRank<CandidateModule>* modules) {
+  for (int r = 0; r < ranks->world_size(); ++r) {
+    RETURN_IF_ERROR(ranks->Select(r));
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<CandidateModule> m,
+        CandidateModule::Load(ranks->ctx(r), cubin, parsed.plan(), problem));
+    modules->Add(std::move(m));
+  }
+  return ranks->Select(0);
+}
+
+}  // namespace
 
 absl::Status Evaluator::RunRanked(const v1::RunnerJob& job,
                                   const std::string& cubin,
@@ -24,12 +48,13 @@ absl::Status Evaluator::RunRanked(const v1::RunnerJob& job,
                                   v1::JobResult* result) {
   const v1::Problem& problem = job.problem();
   const int world = problem.world_size();
-  if (job.kind() != v1::JOB_KIND_CORRECTNESS) {
+  if (job.kind() != v1::JOB_KIND_CORRECTNESS &&
+      job.kind() != v1::JOB_KIND_SUBMIT) {
     return absl::UnimplementedError(absl::StrCat(
         "problem '", problem.name(), "' spans ", world,
-        " GPUs; timing, profiling and sanitizing such a problem are not "
-        "built yet (docs/multi-gpu.md), so submit, profile and sanitize end "
-        "here: check the kernel on every rank with check_kernel"));
+        " GPUs; profiling and sanitizing such a problem are not built yet "
+        "(docs/multi-gpu.md): check the kernel with check_kernel and time it "
+        "with submit"));
   }
   if (job.world_size() != world) {
     return absl::InternalError(absl::StrCat(
@@ -52,18 +77,10 @@ absl::Status Evaluator::RunRanked(const v1::RunnerJob& job,
   ASSIGN_OR_RETURN(std::unique_ptr<RankGroup> ranks,
                    RankGroup::Create(ctx_, group));
   ASSIGN_OR_RETURN(const ParsedPlan parsed, JobPlan(job));
-  std::vector<std::unique_ptr<CandidateModule>> modules;
-  std::vector<CandidateModule*> module_ptrs;
-  for (int r = 0; r < world; ++r) {
-    RETURN_IF_ERROR(ranks->Select(r));
-    ASSIGN_OR_RETURN(
-        std::unique_ptr<CandidateModule> m,
-        CandidateModule::Load(ranks->ctx(r), cubin, parsed.plan(), problem));
-    module_ptrs.push_back(m.get());
-    modules.push_back(std::move(m));
-  }
-  RETURN_IF_ERROR(ranks->Select(0));
-  ShapePlans plans(&parsed, ctx_->spec(), modules[0]->StaticSmem());
+  PerRank<CandidateModule> modules(ranks.get());
+  RETURN_IF_ERROR(
+      LoadOnEveryRank(ranks.get(), cubin, parsed, problem, &modules));
+  ShapePlans plans(&parsed, ctx_->spec(), modules.at(0)->StaticSmem());
   // The golden sees the gathered inputs, on rank 0: the job as it would be
   // for the problem's one-GPU view. It outlives the reference.
   v1::RunnerJob gathered_job = job;
@@ -73,21 +90,87 @@ absl::Status Evaluator::RunRanked(const v1::RunnerJob& job,
                                                  /*baselines=*/false));
   progress("checking the problem's golden kernel");
   RETURN_IF_ERROR(problem_check_->Check(gathered_job, reference.get()));
-  RankedChecker checker(ranks.get(), module_ptrs, reference.get(),
+  RankedChecker checker(ranks.get(), modules.ptrs(), reference.get(),
                         &gathered_job.problem(), &plans);
   const absl::Status checked =
       checker.Run(job, progress, result->mutable_correctness());
-  for (uint64_t seed : checker.seeds()) {
+  for (uint64_t seed : checker.visible_seeds()) {
     result->mutable_manifest()->add_seeds(seed);
   }
+  result->mutable_manifest()->set_hidden_trials(checker.hidden_trials());
   RETURN_IF_ERROR(checked);
   if (!result->correctness().passed()) {
     result->set_verdict(v1::VERDICT_FAILED);
     result->set_message(result->correctness().message());
     return absl::OkStatus();
   }
+  if (job.kind() == v1::JOB_KIND_SUBMIT) {
+    std::string wrong;
+    // Fresh modules, so device globals set during the check start over.
+    modules.Clear();
+    RETURN_IF_ERROR(TimeRanked(job, gathered_job, cubin, parsed, ranks.get(),
+                               &plans, reference.get(), progress, result,
+                               &wrong));
+    if (!wrong.empty()) {
+      result->set_verdict(v1::VERDICT_FAILED);
+      result->set_message(wrong);
+      return absl::OkStatus();
+    }
+  }
   result->set_verdict(v1::VERDICT_PASSED);
   return absl::OkStatus();
+}
+
+absl::Status Evaluator::TimeRanked(const v1::RunnerJob& job,
+                                   const v1::RunnerJob& gathered_job,
+                                   const std::string& cubin,
+                                   const ParsedPlan& parsed, RankGroup* ranks,
+                                   ShapePlans* plans, ReferenceOp* golden,
+                                   const ProgressFn& progress,
+                                   v1::JobResult* result, std::string* wrong) {
+  const v1::Problem& problem = job.problem();
+  const v1::Problem& gathered = gathered_job.problem();
+  const int world = ranks->world_size();
+  // Declared before what is bound to them.
+  PerRank<CandidateModule> modules(ranks);
+  RETURN_IF_ERROR(LoadOnEveryRank(ranks, cubin, parsed, problem, &modules));
+  ASSIGN_OR_RETURN(const DimValues dims,
+                   ShapeDims(gathered, job.timing_shape()));
+  // The baseline on every rank, its all-gather shared by the ranks.
+  PeerGather gather(world);
+  PerRank<BaselinePipeline> baselines(ranks);
+  for (int r = 0; r < world; ++r) {
+    RETURN_IF_ERROR(ranks->Select(r));
+    BaselinePipeline::Source source{&problem.baseline(), "baseline",
+                                    &job.baseline_cubin(),
+                                    &job.baseline_plan()};
+    source.gather = &gather;
+    source.rank = r;
+    ASSIGN_OR_RETURN(std::unique_ptr<BaselinePipeline> b,
+                     BaselinePipeline::Create(problem, source, ranks->ctx(r)));
+    baselines.Add(std::move(b));
+  }
+  RETURN_IF_ERROR(ranks->Select(0));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<RankedRuns> runs,
+      RankedRuns::Create(ranks, modules.ptrs(), plans, &gathered, dims));
+  ASSIGN_OR_RETURN(std::unique_ptr<RankedTimer> timer,
+                   RankedTimer::Create(ranks, KernelActivity::ToolAttached()));
+  RankedTimer::Params timed;
+  timed.job = &job;
+  timed.where = absl::StrCat(job.timing_set(), "/", job.timing_shape().name(),
+                             " (", FormatDims(gathered, dims), ")");
+  timed.runs = runs.get();
+  for (BaselinePipeline* b : baselines.ptrs()) timed.baselines.push_back(b);
+  timed.golden = golden;
+  ASSIGN_OR_RETURN(timed.flops, ProblemFlops(gathered, dims));
+  ASSIGN_OR_RETURN(timed.min_bytes, ProblemMinBytes(gathered, dims));
+  for (const v1::TensorSpec& t : problem.tensors()) {
+    timed.half_precision |=
+        t.dtype() == v1::DTYPE_BF16 || t.dtype() == v1::DTYPE_FP16;
+  }
+  timed.progress = progress;
+  return timer->Run(timed, result->mutable_timing(), wrong);
 }
 
 }  // namespace kbench

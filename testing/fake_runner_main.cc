@@ -23,7 +23,8 @@
 //                      GPU time.
 //   (none)             progress "running (fake)", then passes.
 // A job that spans GPUs (RunnerJob.world_size > 1) is refused as kbrunner
-// refuses it unless it is a check (UNIMPLEMENTED); when it passes,
+// refuses it unless it is a check or a submit (UNIMPLEMENTED); when it
+// passes,
 // its message names the ranks and the runner's CUDA_VISIBLE_DEVICES
 // ("2 ranks (fake) on CUDA_VISIBLE_DEVICES=0,1"), which the worker sets.
 // Passing results hold one TrialResult per shape of job.check_sets and, for
@@ -122,13 +123,14 @@ bool HandleJob(const v1::RunnerJob& job) {
                                       "its golden kernel")
                         .status();
   }
-  // As kbrunner's RunRanked does: a problem that spans GPUs is checked,
-  // never timed, profiled or sanitized.
+  // As kbrunner's RunRanked does: a problem that spans GPUs is checked
+  // and timed, never profiled or sanitized.
   const bool ranked = job.world_size() > 1;
-  if (checked.ok() && ranked && job.kind() != v1::JOB_KIND_CORRECTNESS) {
+  if (checked.ok() && ranked && job.kind() != v1::JOB_KIND_CORRECTNESS &&
+      job.kind() != v1::JOB_KIND_SUBMIT) {
     checked = absl::UnimplementedError(
-        "timing, profiling and sanitizing a problem that spans GPUs are not "
-        "built yet (fake)");
+        "profiling and sanitizing a problem that spans GPUs are not built "
+        "yet (fake)");
   }
   if (!checked.ok()) {
     const absl::Status& s = checked;

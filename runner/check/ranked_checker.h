@@ -6,26 +6,19 @@
 // `rank` and `world_size` among its dims, and peer(NAME, RANK) arguments
 // bound to the peers' buffers.
 //
-// Per trial: the inputs are drawn once, in their gathered form (every
-// shard, in rank order), on rank 0, and scattered to the ranks. Guards
-// and keyed input checksums are armed on every rank. The plan runs twice
-// on the same inputs; after each run, every rank's guards and inputs are
-// checked (a write outside a tensor or into any rank's input is REJECTED,
-// naming the rank), then the golden kernel computes the gathered outputs
-// in fp64 on rank 0, and every rank that holds an output (all ranks for a
-// replicated output, rank 0 for a rank-0 one) has its copy compared there,
-// as on one GPU. A trial fails on the first wrong rank, which its message
-// names. On the first trial of a shape, the tolerance must reject an
-// all-zero and a constant output.
+// Per trial: the inputs are drawn once, in their gathered form, and
+// scattered; the plan runs twice on the same inputs; after each run every
+// rank's guards and inputs are checked and every rank's outputs judged
+// against the golden (RankedRuns). A trial fails on the first wrong rank,
+// which its message names. On the first trial of a shape, the tolerance
+// must reject an all-zero and a constant output.
 //
 // Unlike the one-GPU check, nothing runs between the two runs: the
-// problem's baseline (an NCCL all-gather across the ranks) is not run yet.
-// Before each run every rank's workspaces are zeroed and all ranks wait,
-// so that no rank writes into a peer's workspace before the peer's zeroing.
-// A hidden shape set is run with its cases' details withheld, as on one
-// GPU, but without the extra hidden seeds of a submit: kbd sends hidden
-// sets only with submits, which it refuses for such a problem until the
-// timing exists.
+// problem's baseline (an all-gather across the ranks) is timed, not
+// checked. Hidden cases (submit) are as on one GPU: shape sets marked
+// hidden, and kHiddenExtraTrials extra seeds per visible shape, run as
+// trials marked hidden, whose messages and errors name no shape, dims or
+// seed.
 //
 // Ownership: borrows everything. Thread safety: none (runner thread).
 #ifndef KBENCH_RUNNER_CHECK_RANKED_CHECKER_H_
@@ -70,37 +63,18 @@ class RankedChecker {
   absl::Status Run(const v1::RunnerJob& job, const ProgressFn& progress,
                    v1::CorrectnessReport* report);
 
-  // Seeds of the trials run, in order (for the manifest).
-  const std::vector<uint64_t>& seeds() const { return seeds_; }
+  // Seeds of the visible trials run, in order (for the manifest).
+  const std::vector<uint64_t>& visible_seeds() const { return seeds_; }
+  int hidden_trials() const { return hidden_trials_; }
 
  private:
-  // One shape's buffers: the gathered set on rank 0 and each rank's own.
-  struct Shape {
-    TensorSet gathered;
-    std::vector<TensorSet> ranks;
-    std::vector<std::unique_ptr<BoundPlan>> bound;  // By rank.
-    std::vector<std::vector<uint64_t>> sums;        // Input checksums.
-  };
-
-  absl::StatusOr<Shape> Prepare(const DimValues& dims);
-  // Copies the gathered inputs to the ranks: shard r of a per-rank input
-  // to rank r, a whole replicated one to every rank, a rank-0 one to rank
-  // 0. Then arms every rank's guards and takes its input checksums.
-  absl::Status Scatter(Shape* shape);
-  // Poisons every rank's outputs, zeroes every rank's workspaces, then
-  // runs the plan on every rank at once and waits for all; then checks
-  // every rank's guards and inputs. `where` names the case in errors.
-  absl::Status RunAll(Shape* shape, const std::string& where, double* ms);
-  // The golden on rank 0, and every rank's outputs compared with it.
-  absl::Status Judge(Shape* shape, bool sanity, const std::string& where,
-                     v1::TrialResult* trial, int* failing_rank);
-
   RankGroup* ranks_;
   std::vector<CandidateModule*> modules_;
   ReferenceOp* reference_;
   const v1::Problem* gathered_;
   ShapePlans* plans_;
   std::vector<uint64_t> seeds_;
+  int hidden_trials_ = 0;
 };
 
 }  // namespace kbench

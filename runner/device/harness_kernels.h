@@ -75,6 +75,23 @@ cudaError_t LaunchClockProbe(unsigned long long* out, long long cycles,
 cudaError_t LaunchReadAll(const void* buf, size_t bytes, unsigned never,
                           unsigned* sink, cudaStream_t stream);
 
+// Rank pointers of an all-gather: shard r of `world` (at most 8) is
+// `bytes` at src[r], which may be a peer GPU's memory (peer access
+// enabled).
+struct GatherShards {
+  const void* src[8];
+  int world;
+  int64_t bytes;
+};
+
+// The stand-in for NCCL's all-gather of a baseline that spans GPUs, on the
+// calling rank: dst[r * bytes, (r + 1) * bytes) = shard r, for every rank,
+// read directly from the peers' memory by SM loads (NCCL's all-gather over
+// NVLink is SM copies too). Not a harness kernel: the baseline's time
+// includes it. cudaErrorInvalidValue for a world outside 1 to 8.
+cudaError_t LaunchGatherShards(const GatherShards& shards, void* dst,
+                               cudaStream_t stream);
+
 }  // namespace kbench
 
 #endif  // KBENCH_RUNNER_DEVICE_HARNESS_KERNELS_H_

@@ -69,7 +69,7 @@ absl::StatusOr<std::unique_ptr<RankGroup>> RankGroup::Create(
   for (int r = 1; r < world; ++r) {
     DeviceContext::Options o;
     o.device = options.devices[r];
-    o.blas = false;  // Only rank 0 runs the reference.
+    o.blas = true;  // Every rank runs its part of the baseline.
     ASSIGN_OR_RETURN(std::unique_ptr<DeviceContext> ctx,
                      DeviceContext::Create(o));
     g->ctxs_.push_back(ctx.get());

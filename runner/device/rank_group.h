@@ -59,6 +59,41 @@ class RankGroup {
   std::vector<std::unique_ptr<DeviceContext>> owned_;  // Ranks 1 and up.
 };
 
+// Objects made one per rank (a candidate's module, a baseline), each
+// destroyed with its rank's device selected: a module unloads from the
+// current context. Borrows the group, which must outlive it.
+template <typename T>
+class PerRank {
+ public:
+  explicit PerRank(const RankGroup* group) : group_(group) {}
+  ~PerRank() { Clear(); }
+  PerRank(const PerRank&) = delete;
+  PerRank& operator=(const PerRank&) = delete;
+
+  // Rank size()'s object.
+  void Add(std::unique_ptr<T> item) { items_.push_back(std::move(item)); }
+  int size() const { return static_cast<int>(items_.size()); }
+  T* at(int rank) const { return items_[rank].get(); }
+  std::vector<T*> ptrs() const {
+    std::vector<T*> out;
+    for (const std::unique_ptr<T>& item : items_) out.push_back(item.get());
+    return out;
+  }
+  // Destroys every rank's object, then selects rank 0's device again.
+  void Clear() {
+    for (size_t r = 0; r < items_.size(); ++r) {
+      (void)group_->Select(static_cast<int>(r));
+      items_[r].reset();
+    }
+    items_.clear();
+    (void)group_->Select(0);
+  }
+
+ private:
+  const RankGroup* group_;
+  std::vector<std::unique_ptr<T>> items_;
+};
+
 }  // namespace kbench
 
 #endif  // KBENCH_RUNNER_DEVICE_RANK_GROUP_H_

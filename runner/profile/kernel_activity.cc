@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "runner/device/cuda_status.h"
 #include "spdlog/spdlog.h"
 
@@ -55,8 +56,14 @@ void CUPTIAPI BufferCompleted(CUcontext ctx, uint32_t stream_id,
       continue;
     }
     const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-    Records().push_back(
-        {k->name != nullptr ? k->name : "", k->start, k->end, k->submitted});
+    KernelActivity::Record r;
+    r.name = k->name != nullptr ? k->name : "";
+    r.start_ns = k->start;
+    r.end_ns = k->end;
+    r.submitted_ns = k->submitted;
+    r.device_id = k->deviceId;
+    r.stream_id = k->streamId;
+    Records().push_back(std::move(r));
   }
   std::free(buffer);
 }
@@ -77,6 +84,16 @@ CUptiResult KernelActivity::Registered() {
 bool KernelActivity::ToolAttached() {
   return std::getenv("CUDA_INJECTION64_PATH") != nullptr ||
          Registered() == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+}
+
+absl::StatusOr<uint32_t> KernelActivity::StreamId(cudaStream_t stream) {
+  uint32_t id = 0;
+  // The context is ignored for a stream other than the NULL stream.
+  RETURN_IF_ERROR(CuptiStatus(
+      cuptiGetStreamIdEx(nullptr, reinterpret_cast<CUstream>(stream),
+                         /*perThreadStream=*/0, &id),
+      "CUPTI naming a stream"));
+  return id;
 }
 
 absl::Status KernelActivity::Start() {
@@ -161,19 +178,26 @@ bool FrontEndStamped(const KernelActivity::Record& r) {
          r.start_ns - r.submitted_ns <= kMaxFrontEndNs;
 }
 
-// The span of one run: from the GPU taking its first launch (see
-// RunSpansUs) to its last kernel's end, in us.
-double RunSpanUs(const KernelActivity::Record* const* run, int n,
-                 bool from_submitted) {
+// The window of one run: from the GPU taking its first launch (see
+// RunSpansUs) to its last kernel's end.
+RunWindow RunWindowOf(const KernelActivity::Record* const* run, int n,
+                      bool from_submitted) {
   auto taken = [from_submitted](const KernelActivity::Record& r) {
     return from_submitted && FrontEndStamped(r) ? r.submitted_ns : r.start_ns;
   };
-  uint64_t start = taken(*run[0]), end = run[0]->end_ns;
+  RunWindow w{taken(*run[0]), run[0]->end_ns};
   for (int j = 1; j < n; ++j) {
-    start = std::min(start, taken(*run[j]));
-    end = std::max(end, run[j]->end_ns);
+    w.start_ns = std::min(w.start_ns, taken(*run[j]));
+    w.end_ns = std::max(w.end_ns, run[j]->end_ns);
   }
-  return (end - start) * 1e-3;
+  return w;
+}
+
+// The same as a span, in us.
+double RunSpanUs(const KernelActivity::Record* const* run, int n,
+                 bool from_submitted) {
+  const RunWindow w = RunWindowOf(run, n, from_submitted);
+  return (w.end_ns - w.start_ns) * 1e-3;
 }
 
 }  // namespace
@@ -259,6 +283,24 @@ std::vector<std::vector<double>> ScheduledSpansUs(
     }
   }
   return spans;
+}
+
+std::vector<RunWindow> ScheduledWindows(
+    const std::vector<KernelActivity::Record>& records,
+    const std::vector<int>& order, const std::vector<int>& kernels_per_run,
+    bool from_submitted, std::string* why) {
+  const std::vector<const KernelActivity::Record*> mine =
+      ScheduledRecords(records, order, kernels_per_run, why);
+  if (mine.empty()) return {};
+  std::vector<RunWindow> windows;
+  windows.reserve(order.size());
+  size_t at = 0;
+  for (int w : order) {
+    windows.push_back(
+        RunWindowOf(&mine[at], kernels_per_run[w], from_submitted));
+    at += kernels_per_run[w];
+  }
+  return windows;
 }
 
 std::vector<RunPart> ScheduledPartsUs(

@@ -16,6 +16,7 @@
 #ifndef KBENCH_RUNNER_PROFILE_KERNEL_ACTIVITY_H_
 #define KBENCH_RUNNER_PROFILE_KERNEL_ACTIVITY_H_
 
+#include <cuda_runtime_api.h>
 #include <cupti.h>
 
 #include <cstddef>
@@ -27,6 +28,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "runner/host/run_windows.h"
 
 namespace kbench {
 
@@ -42,6 +44,10 @@ class KernelActivity {
     // Nsight Compute's gpu__time_duration counts that time (2026-12-04 lab
     // note).
     uint64_t submitted_ns = 0;
+    // Where it ran: the CUDA device ordinal and CUPTI's id of its stream
+    // (StreamId), which tell the ranks of a job that spans GPUs apart.
+    uint32_t device_id = 0;
+    uint32_t stream_id = 0;
     double duration_us() const { return (end_ns - start_ns) * 1e-3; }
   };
 
@@ -65,6 +71,8 @@ class KernelActivity {
   // --target-processes all left the variable unset in the runner, H200
   // and H100, 2026-12-05). Registers this class's CUPTI callbacks once.
   static bool ToolAttached();
+  // CUPTI's id of `stream`, as Record.stream_id gives it.
+  static absl::StatusOr<uint32_t> StreamId(cudaStream_t stream);
 
  private:
   static CUptiResult Registered();
@@ -114,6 +122,17 @@ std::vector<std::vector<double>> ScheduledSpansUs(
     const std::vector<KernelActivity::Record>& records,
     const std::vector<int>& order, const std::vector<int>& kernels_per_run,
     int skip_runs, bool from_submitted, std::string* why);
+
+// The window (RunWindow: from the GPU taking its first launch, as
+// RunSpansUs, to its last kernel's end) of every run of `order`, cut as
+// ScheduledSpansUs cuts them, warm-up runs included; empty, with *why set, when
+// the records do not add up to the runs of `order`. For a job that spans GPUs,
+// `records` are one rank's (one stream's) and the caller joins the ranks'
+// windows.
+std::vector<RunWindow> ScheduledWindows(
+    const std::vector<KernelActivity::Record>& records,
+    const std::vector<int>& order, const std::vector<int>& kernels_per_run,
+    bool from_submitted, std::string* why);
 
 // One part of a workload's runs, for seeing where a run's time goes: the
 // front end (submitted stamp to the first kernel's start, 0 where there is

@@ -237,13 +237,28 @@ absl::Status BaselinePipeline::DoPrepare(const TensorSet& tensors) {
       steps_.push_back(std::move(step));
       continue;
     }
+    if (baseline_.steps(i).step_case() == v1::BaselineStep::kNccl) {
+      // An NCCL step belongs to a problem that spans GPUs, whose pipelines
+      // the multi-rank runner makes, one per rank, with a shared gather.
+      if (gather_ == nullptr) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            what_, " step ", i,
+            " is a collective, which only runs on every rank of a problem "
+            "that spans GPUs (docs/multi-gpu.md)"));
+      }
+      const v1::NcclStep::AllGather& ag =
+          baseline_.steps(i).nccl().all_gather();
+      ASSIGN_OR_RETURN(const auto send, Operand(ag.send(), tensors));
+      RETURN_IF_ERROR(gather_->Register(rank_, send.first, send.second));
+      ASSIGN_OR_RETURN(const auto recv, Operand(ag.recv(), tensors));
+      step.recv = recv.first;
+      step.recv_bytes = recv.second;
+      steps_.push_back(std::move(step));
+      continue;
+    }
     if (baseline_.steps(i).step_case() != v1::BaselineStep::kMatmul) {
-      // An NCCL step belongs to a problem that spans GPUs, which the
-      // one-GPU runner never gets (kbworker refuses such jobs).
-      return absl::FailedPreconditionError(absl::StrCat(
-          what_, " step ", i,
-          " is a collective, which only the multi-rank runner runs (not "
-          "built yet; docs/multi-gpu.md)"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(what_, " step ", i, " is of no kind this runner runs"));
     }
     step.matmul = std::make_unique<Matmul>();
     uses_lt_ = true;
@@ -263,6 +278,10 @@ absl::Status BaselinePipeline::Run() {
 absl::Status BaselinePipeline::DoRun() {
   cudaStream_t s = ctx_->stream();
   for (const Step& step : steps_) {
+    if (step.recv != nullptr) {
+      RETURN_IF_ERROR(gather_->Enqueue(rank_, step.recv, step.recv_bytes, s));
+      continue;
+    }
     if (!step.matmul) {
       // The file's launch alone: a baseline's workspaces are not zeroed.
       RETURN_IF_ERROR(bound_->EnqueueLaunch(step.launch));
@@ -277,6 +296,15 @@ absl::Status BaselinePipeline::DoRun() {
         "running a matmul step"));
   }
   return absl::OkStatus();
+}
+
+std::string BaselinePipeline::Name() const {
+  for (const v1::BaselineStep& step : baseline_.steps()) {
+    if (step.step_case() == v1::BaselineStep::kNccl) {
+      return absl::StrCat(baseline_.name(), " [", PeerGather::kStandIn, "]");
+    }
+  }
+  return baseline_.name();
 }
 
 const TensorSet::Tensor* BaselinePipeline::Output(const std::string& name) {

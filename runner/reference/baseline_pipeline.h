@@ -31,6 +31,7 @@
 #include "runner/device/candidate_module.h"
 #include "runner/host/matmul_layout.h"
 #include "runner/reference/lt_util.h"
+#include "runner/reference/peer_gather.h"
 #include "runner/reference/reference_op.h"
 
 namespace kbench {
@@ -45,6 +46,11 @@ class BaselinePipeline : public EagerPipeline {
     std::string what;
     const std::string* cubin = nullptr;
     const v1::LaunchPlan* plan = nullptr;
+    // For a problem that spans GPUs, this pipeline's rank and the
+    // all-gather its ranks' pipelines share (an `nccl` step runs there);
+    // null for a one-GPU problem, whose steps have no collective.
+    PeerGather* gather = nullptr;
+    int rank = 0;
   };
 
   // Loads the file's module and checks the steps against its plan.
@@ -59,7 +65,9 @@ class BaselinePipeline : public EagerPipeline {
   const TensorSet::Tensor* Output(const std::string& name) override;
   int Launches() override;
   int Kernels() override;
-  std::string Name() const override { return baseline_.name(); }
+  // The baseline's name; with a collective step, saying what stands in
+  // for NCCL.
+  std::string Name() const override;
   int64_t ScratchBytes() const override;
 
  private:
@@ -73,10 +81,13 @@ class BaselinePipeline : public EagerPipeline {
     cublasLtMatrixLayout_t a_desc = nullptr, b_desc = nullptr, d_desc = nullptr;
     cublasLtMatmulAlgo_t algo{};
   };
-  // A step: the file's launch `launch`, or `matmul`.
+  // A step: the file's launch `launch`, `matmul`, or (with `recv` set)
+  // the all-gather into `recv`.
   struct Step {
     int launch = -1;
     std::unique_ptr<Matmul> matmul;
+    void* recv = nullptr;
+    int64_t recv_bytes = 0;
   };
 
   BaselinePipeline(const v1::Problem& problem, const Source& source,
@@ -84,7 +95,9 @@ class BaselinePipeline : public EagerPipeline {
       : problem_(problem),
         baseline_(*source.baseline),
         what_(source.what),
-        ctx_(ctx) {}
+        ctx_(ctx),
+        gather_(source.gather),
+        rank_(source.rank) {}
   // `s` as the problem's fault; with `keep_sticky`, a sticky CUDA error
   // stays as it is (the candidate's).
   absl::Status Fault(absl::Status s, bool keep_sticky) const;
@@ -103,6 +116,8 @@ class BaselinePipeline : public EagerPipeline {
   const v1::Baseline& baseline_;
   const std::string what_;
   DeviceContext* ctx_;
+  PeerGather* gather_;  // See Source.gather.
+  int rank_;
   std::optional<ParsedPlan> plan_;
   std::unique_ptr<CandidateModule> module_;  // Null without a file.
 

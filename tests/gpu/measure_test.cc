@@ -239,6 +239,32 @@ TEST(KernelActivityRunsTest, ScheduledRunsAreSplitByPositionNotByName) {
   EXPECT_EQ(why, "run of workload 1 with no kernel count");
 }
 
+// The window of every run, warm-up runs included: what a job that spans
+// GPUs joins across its ranks (JoinRankWindowsUs).
+TEST(KernelActivityRunsTest, ScheduledWindowsGiveEveryRunsStartAndEnd) {
+  const std::string flush =
+      "_ZN6kbench12_GLOBAL__N_113ReadAllKernelEPK5uint4ljPj";
+  const std::vector<KernelActivity::Record> records = {
+      {"stage1", 0, 3000},     {"stage2", 4000, 9000}, {flush, 9100, 9400},
+      {"gather", 9500, 9900},  {"gemm", 9950, 9990},   {"stage1", 60000, 62000},
+      {"stage2", 63000, 67000}};
+  std::string why;
+  const std::vector<RunWindow> windows =
+      ScheduledWindows(records, {0, 1, 0}, {2, 2}, false, &why);
+  EXPECT_EQ(why, "");
+  ASSERT_EQ(windows.size(), 3u);
+  EXPECT_EQ(windows[0].start_ns, 0u);
+  EXPECT_EQ(windows[0].end_ns, 9000u);
+  EXPECT_EQ(windows[1].start_ns, 9500u);
+  EXPECT_EQ(windows[1].end_ns, 9990u);
+  EXPECT_EQ(windows[2].start_ns, 60000u);
+  EXPECT_EQ(windows[2].end_ns, 67000u);
+  EXPECT_TRUE(ScheduledWindows(records, {0, 1}, {2, 2}, false, &why).empty());
+  EXPECT_EQ(why,
+            "CUPTI recorded 6 kernels besides the harness's, the 2 runs "
+            "timed launch 4");
+}
+
 // Where a workload's runs spend their time, part by part: the front end,
 // each kernel, and the gaps between kernels.
 TEST(KernelActivityRunsTest, ScheduledPartsSplitARunIntoKernelsAndGaps) {

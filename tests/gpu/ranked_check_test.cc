@@ -4,8 +4,10 @@
 // stream and buffers, peers' buffers passed through peer(NAME, RANK).
 // What the lent one-GPU machines can show of the multi-rank runner: the
 // placement of every tensor, the gathered golden, peer reads and writes,
-// and the kernel that reads only its own shard failing. Peer access
-// between distinct GPUs needs a multi-GPU machine.
+// and the kernel that reads only its own shard failing; and a submit
+// timed on both ranks against the baseline (its all-gather by peer
+// reads). Peer access between distinct GPUs needs a multi-GPU machine.
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
@@ -138,6 +140,12 @@ class RankedCheckTest : public DeviceTest {
     job.set_trials(3);
     job.set_seed(++seed_);
     job.set_budget_ms(60000);
+    if (kind == v1::JOB_KIND_SUBMIT) {
+      job.set_timing_set("default");
+      *job.mutable_timing_shape() = *shape;
+      job.mutable_stopping()->set_min_samples(20);
+      job.mutable_stopping()->set_max_time_ms(3000);
+    }
     return job;
   }
 
@@ -198,15 +206,81 @@ TEST_F(RankedCheckTest, ALaunchRefusedOnOneRankIsRejected) {
   EXPECT_EQ(Run(Job(kPeerRead)).verdict(), v1::VERDICT_PASSED);
 }
 
-TEST_F(RankedCheckTest, SubmitProfileAndSanitizeEndUnimplemented) {
-  for (v1::JobKind kind :
-       {v1::JOB_KIND_SUBMIT, v1::JOB_KIND_PROFILE, v1::JOB_KIND_SANITIZE}) {
+TEST_F(RankedCheckTest, ProfileAndSanitizeEndUnimplemented) {
+  for (v1::JobKind kind : {v1::JOB_KIND_PROFILE, v1::JOB_KIND_SANITIZE}) {
     const v1::JobResult r = Run(Job(kPeerRead, 1000, kind));
     EXPECT_EQ(r.verdict(), v1::VERDICT_ERROR) << kind;
     EXPECT_EQ(r.error().code(),
               static_cast<int>(absl::StatusCode::kUnimplemented));
     EXPECT_THAT(r.message(), HasSubstr("check_kernel"));
   }
+}
+
+TEST_F(RankedCheckTest, ASubmitIsTimedAgainstTheBaselineOnEveryRank) {
+  // kbrunner measures the GPU's ceilings at start; this context has none.
+  ctx_->mutable_spec()->set_datasheet_memory_gbps(3350);
+  const v1::JobResult r = Run(Job(kPeerRead, 1 << 20, v1::JOB_KIND_SUBMIT));
+  ASSERT_EQ(r.verdict(), v1::VERDICT_PASSED) << r.message();
+  // Three visible trials and two hidden seeds, on both ranks.
+  EXPECT_EQ(r.correctness().trials_run(), 5);
+  EXPECT_EQ(r.manifest().hidden_trials(), 2);
+  EXPECT_EQ(r.manifest().seeds_size(), 3);
+  const v1::TimingReport& t = r.timing();
+  EXPECT_EQ(t.shape(), "n1048576");
+  EXPECT_GE(t.kernel().n(), 20);
+  EXPECT_GE(t.reference().n(), 20);
+  EXPECT_GT(t.kernel().median_us(), 0);
+  EXPECT_GT(t.reference().median_us(), 0);
+  // CUPTI's records of both ranks, joined: the speedup's basis.
+  EXPECT_GT(t.kernel_gpu().n(), 0) << t.gpu_time_note();
+  EXPECT_GT(t.reference_gpu().n(), 0) << t.gpu_time_note();
+  EXPECT_EQ(t.speedup_basis(), v1::TIMING_BASIS_GPU_TIME);
+  EXPECT_NEAR(t.speedup(),
+              t.reference_gpu().median_us() / t.kernel_gpu().median_us(), 1e-9);
+  EXPECT_THAT(t.reference_name(),
+              HasSubstr("all-gather by peer reads, standing in for NCCL"));
+  // The baseline: one gather kernel and the copy, per rank.
+  EXPECT_EQ(t.reference_launches(), 2);
+  EXPECT_EQ(t.kernel_launches(), 1);
+  EXPECT_TRUE(t.l2_flushed());
+  // 16 MiB the two ranks move at least, on two GPUs' bandwidth: the floor.
+  EXPECT_NEAR(t.floor_us(), 8.0 * (1 << 20) / 3350e3, 1e-6);
+  EXPECT_GT(t.kernel().median_us(), t.floor_us());
+  std::printf(
+      "timed on 2 ranks: kernel %.2f us (events) %.2f us (GPU), baseline "
+      "%.2f us (events) %.2f us (GPU), %d samples, stop: %s\n",
+      t.kernel().median_us(), t.kernel_gpu().median_us(),
+      t.reference().median_us(), t.reference_gpu().median_us(), t.kernel().n(),
+      t.stop_reason().c_str());
+}
+
+// Right on the first calls, then skips its work: the check passes, the
+// timed runs' output does not.
+constexpr char kLazy[] = R"(// @kb problem allgather_fp32
+// @kb launch gather grid(cdiv(N, 256), 2) block(256) args(peer(x, 0), peer(x, 1), out, N)
+__device__ unsigned calls;
+extern "C" __global__ void gather(const float* x0, const float* x1,
+                                  float* out, int N) {
+  if (calls > 12) return;
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i == 0 && blockIdx.y == 0) atomicAdd(&calls, 1);
+  if (i >= N) return;
+  out[blockIdx.y * N + i] = (blockIdx.y == 0 ? x0 : x1)[i];
+}
+)";
+
+TEST_F(RankedCheckTest, AKernelThatStopsWorkingWhileTimedFailsItsSubmit) {
+  const v1::JobResult r = Run(Job(kLazy, 4096, v1::JOB_KIND_SUBMIT));
+  EXPECT_EQ(r.verdict(), v1::VERDICT_FAILED) << r.message();
+  EXPECT_THAT(r.message(), HasSubstr("the output of the timed runs was wrong"));
+  EXPECT_TRUE(r.correctness().passed());
+}
+
+TEST_F(RankedCheckTest, TheOwnShardKernelFailsItsSubmitBeforeTiming) {
+  const v1::JobResult r =
+      Run(Job(problem_->example_source(), 1000, v1::JOB_KIND_SUBMIT));
+  EXPECT_EQ(r.verdict(), v1::VERDICT_FAILED) << r.message();
+  EXPECT_EQ(r.timing().kernel().n(), 0);
 }
 
 TEST_F(RankedCheckTest, MoreRanksThanVisibleGpusIsAClearError) {

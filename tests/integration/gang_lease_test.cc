@@ -5,9 +5,9 @@
 // waits, saying for what; with two workers of one host (same --host-id) it
 // is leased to both as a gang: the leader runs it in a runner that sees
 // both GPUs, in rank order, while the other is parked; both then serve
-// one-GPU jobs again. A submit, profile or sanitize of it is refused at once
-// with UNIMPLEMENTED (timing across GPUs is not built). GPUs without peer
-// access between them are shown so and never ganged.
+// one-GPU jobs again. A submit of it runs as a gang and is timed; a
+// profile or sanitize is refused at once with UNIMPLEMENTED (not built).
+// GPUs without peer access between them are shown so and never ganged.
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -183,10 +183,21 @@ TEST_F(GangLeaseTest, AGangJobWaitsForTwoGpusOfOneHostThenRunsOnBoth) {
       absl::Seconds(10)))
       << gpu1->Stderr();
 
-  // A submit, profile or sanitize is refused at once, before a gang is held for
+  // A submit runs as a gang too, and comes back timed.
+  const std::string submitted =
+      Submit("allgather_fp32", Example(), v1::JOB_KIND_SUBMIT);
+  const v1::Job timed = WaitFor(
+      submitted, [](const v1::Job& j) { return j.stage() == v1::STAGE_DONE; });
+  ASSERT_EQ(timed.stage(), v1::STAGE_DONE) << timed.DebugString();
+  EXPECT_EQ(timed.result().verdict(), v1::VERDICT_PASSED)
+      << timed.result().message();
+  EXPECT_EQ(timed.result().message(),
+            "2 ranks (fake) on CUDA_VISIBLE_DEVICES=0,1");
+  EXPECT_GT(timed.result().timing().kernel().n(), 0);
+
+  // A profile or sanitize is refused at once, before a gang is held for
   // it, saying what is not built and what works.
-  for (v1::JobKind kind :
-       {v1::JOB_KIND_SUBMIT, v1::JOB_KIND_PROFILE, v1::JOB_KIND_SANITIZE}) {
+  for (v1::JobKind kind : {v1::JOB_KIND_PROFILE, v1::JOB_KIND_SANITIZE}) {
     v1::SubmitJobRequest req;
     req.set_kind(kind);
     req.mutable_kernel()->set_problem("allgather_fp32");
@@ -195,7 +206,8 @@ TEST_F(GangLeaseTest, AGangJobWaitsForTwoGpusOfOneHostThenRunsOnBoth) {
     grpc::ClientContext ctx;
     const grpc::Status s = stub_->SubmitJob(&ctx, req, &resp);
     EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED);
-    EXPECT_THAT(s.error_message(), HasSubstr("check_kernel runs the kernel"));
+    EXPECT_THAT(s.error_message(), HasSubstr("profiling and sanitizing"));
+    EXPECT_THAT(s.error_message(), HasSubstr("submit checks it and times"));
   }
 
   // Both serve one-GPU jobs again.
