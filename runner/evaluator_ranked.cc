@@ -19,8 +19,10 @@
 #include "runner/profile/kernel_activity.h"
 #include "runner/reference/baseline_pipeline.h"
 #include "runner/reference/golden_kernel_reference.h"
+#include "runner/reference/nccl_gather.h"
 #include "runner/reference/peer_gather.h"
 #include "runner/timing/ranked_timer.h"
+#include "spdlog/spdlog.h"
 
 namespace kbench {
 namespace {
@@ -136,15 +138,37 @@ absl::Status Evaluator::TimeRanked(const v1::RunnerJob& job,
   RETURN_IF_ERROR(LoadOnEveryRank(ranks, cubin, parsed, problem, &modules));
   ASSIGN_OR_RETURN(const DimValues dims,
                    ShapeDims(gathered, job.timing_shape()));
-  // The baseline on every rank, its all-gather shared by the ranks.
-  PeerGather gather(world);
+  // The baseline on every rank, its all-gather shared by the ranks: NCCL's
+  // where it runs, else an all-gather by peer reads standing in.
+  std::unique_ptr<Collective> gather;
+  bool has_collective = false;
+  for (const v1::BaselineStep& step : problem.baseline().steps()) {
+    has_collective |= step.step_case() == v1::BaselineStep::kNccl;
+  }
+  if (has_collective) {
+    std::vector<int> devices(world);
+    for (int r = 0; r < world; ++r) devices[r] = ranks->device(r);
+    absl::StatusOr<std::unique_ptr<NcclGather>> nccl =
+        NcclGather::Create(devices);
+    RETURN_IF_ERROR(ranks->Select(0));
+    if (nccl.ok()) {
+      gather = *std::move(nccl);
+    } else {
+      spdlog::info("the baseline's all-gather is not NCCL's: {}",
+                   std::string(nccl.status().message()));
+      gather = std::make_unique<PeerGather>(
+          world, std::string(nccl.status().message()));
+    }
+  } else {
+    gather = std::make_unique<PeerGather>(world, "");
+  }
   PerRank<BaselinePipeline> baselines(ranks);
   for (int r = 0; r < world; ++r) {
     RETURN_IF_ERROR(ranks->Select(r));
     BaselinePipeline::Source source{&problem.baseline(), "baseline",
                                     &job.baseline_cubin(),
                                     &job.baseline_plan()};
-    source.gather = &gather;
+    source.gather = gather.get();
     source.rank = r;
     ASSIGN_OR_RETURN(std::unique_ptr<BaselinePipeline> b,
                      BaselinePipeline::Create(problem, source, ranks->ctx(r)));
@@ -161,7 +185,8 @@ absl::Status Evaluator::TimeRanked(const v1::RunnerJob& job,
   timed.where = absl::StrCat(job.timing_set(), "/", job.timing_shape().name(),
                              " (", FormatDims(gathered, dims), ")");
   timed.runs = runs.get();
-  for (BaselinePipeline* b : baselines.ptrs()) timed.baselines.push_back(b);
+  timed.baselines = baselines.ptrs();
+  timed.collective = gather.get();
   timed.golden = golden;
   ASSIGN_OR_RETURN(timed.flops, ProblemFlops(gathered, dims));
   ASSIGN_OR_RETURN(timed.min_bytes, ProblemMinBytes(gathered, dims));

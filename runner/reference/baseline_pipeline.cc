@@ -276,32 +276,48 @@ absl::Status BaselinePipeline::Run() {
 }
 
 absl::Status BaselinePipeline::DoRun() {
-  cudaStream_t s = ctx_->stream();
+  for (const Step& step : steps_) RETURN_IF_ERROR(DoRunStep(step));
+  return absl::OkStatus();
+}
+
+absl::Status BaselinePipeline::RunStep(int i) {
+  if (i < 0 || i >= steps()) {
+    return absl::InternalError(absl::StrCat("no step ", i, " of ", steps()));
+  }
+  return Fault(DoRunStep(steps_[i]), /*keep_sticky=*/true);
+}
+
+absl::Status BaselinePipeline::RunLocalSteps() {
   for (const Step& step : steps_) {
-    if (step.recv != nullptr) {
-      RETURN_IF_ERROR(gather_->Enqueue(rank_, step.recv, step.recv_bytes, s));
-      continue;
-    }
-    if (!step.matmul) {
-      // The file's launch alone: a baseline's workspaces are not zeroed.
-      RETURN_IF_ERROR(bound_->EnqueueLaunch(step.launch));
-      continue;
-    }
-    const Matmul& m = *step.matmul;
-    const float alpha = static_cast<float>(m.layout.alpha), beta = 0.0f;
-    RETURN_IF_ERROR(LtCheck(
-        cublasLtMatmul(ctx_->cublaslt(), m.op, &alpha, m.a, m.a_desc, m.b,
-                       m.b_desc, &beta, m.d, m.d_desc, m.d, m.d_desc, &m.algo,
-                       ctx_->lt_workspace(), ctx_->lt_workspace_bytes(), s),
-        "running a matmul step"));
+    if (step.recv == nullptr) RETURN_IF_ERROR(DoRunStep(step));
   }
   return absl::OkStatus();
+}
+
+absl::Status BaselinePipeline::DoRunStep(const Step& step) {
+  cudaStream_t s = ctx_->stream();
+  if (step.recv != nullptr) {
+    return gather_->Enqueue(rank_, step.recv, step.recv_bytes, s);
+  }
+  if (!step.matmul) {
+    // The file's launch alone: a baseline's workspaces are not zeroed.
+    return bound_->EnqueueLaunch(step.launch);
+  }
+  const Matmul& m = *step.matmul;
+  const float alpha = static_cast<float>(m.layout.alpha), beta = 0.0f;
+  return LtCheck(
+      cublasLtMatmul(ctx_->cublaslt(), m.op, &alpha, m.a, m.a_desc, m.b,
+                     m.b_desc, &beta, m.d, m.d_desc, m.d, m.d_desc, &m.algo,
+                     ctx_->lt_workspace(), ctx_->lt_workspace_bytes(), s),
+      "running a matmul step");
 }
 
 std::string BaselinePipeline::Name() const {
   for (const v1::BaselineStep& step : baseline_.steps()) {
     if (step.step_case() == v1::BaselineStep::kNccl) {
-      return absl::StrCat(baseline_.name(), " [", PeerGather::kStandIn, "]");
+      return absl::StrCat(
+          baseline_.name(), " [",
+          gather_ != nullptr ? gather_->Name() : "no collective", "]");
     }
   }
   return baseline_.name();
@@ -315,7 +331,14 @@ const TensorSet::Tensor* BaselinePipeline::Output(const std::string& name) {
 }
 
 int BaselinePipeline::Launches() {
-  if (!launches_) launches_ = CountLaunches(ctx_, [this] { return Run(); });
+  if (!launches_) {
+    // A collective step is counted by what its collective launches: a
+    // capture on one rank alone would wait for the others under NCCL.
+    launches_ = CountLaunches(ctx_, [this] { return RunLocalSteps(); });
+    for (const Step& step : steps_) {
+      if (step.recv != nullptr) launches_->kernels += gather_->Kernels();
+    }
+  }
   return launches_->kernels + launches_->memsets;
 }
 

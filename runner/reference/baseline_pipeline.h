@@ -30,8 +30,8 @@
 #include "kbench/v1/problem.pb.h"
 #include "runner/device/candidate_module.h"
 #include "runner/host/matmul_layout.h"
+#include "runner/reference/collective.h"
 #include "runner/reference/lt_util.h"
-#include "runner/reference/peer_gather.h"
 #include "runner/reference/reference_op.h"
 
 namespace kbench {
@@ -49,7 +49,7 @@ class BaselinePipeline : public EagerPipeline {
     // For a problem that spans GPUs, this pipeline's rank and the
     // all-gather its ranks' pipelines share (an `nccl` step runs there);
     // null for a one-GPU problem, whose steps have no collective.
-    PeerGather* gather = nullptr;
+    Collective* gather = nullptr;
     int rank = 0;
   };
 
@@ -65,9 +65,15 @@ class BaselinePipeline : public EagerPipeline {
   const TensorSet::Tensor* Output(const std::string& name) override;
   int Launches() override;
   int Kernels() override;
-  // The baseline's name; with a collective step, saying what stands in
-  // for NCCL.
+  // The baseline's name; with a collective step, saying what runs it.
   std::string Name() const override;
+
+  // Its steps one at a time, for a problem that spans GPUs: the caller
+  // enqueues a collective step on every rank between the collective's
+  // BeginStep and EndStep (after Prepare).
+  int steps() const { return static_cast<int>(steps_.size()); }
+  bool collective_step(int i) const { return steps_[i].recv != nullptr; }
+  absl::Status RunStep(int i);
   int64_t ScratchBytes() const override;
 
  private:
@@ -104,6 +110,10 @@ class BaselinePipeline : public EagerPipeline {
   absl::Status Load(const Source& source);
   absl::Status DoPrepare(const TensorSet& tensors);
   absl::Status DoRun();
+  absl::Status DoRunStep(const Step& step);
+  // Runs every step but the collective ones (what a one-rank capture can
+  // count: NCCL's part waits for the other ranks).
+  absl::Status RunLocalSteps();
   void DestroySteps();
   // The device address of `name`: an output of its own, an input of
   // `tensors`, or a workspace of its file; with its size.
@@ -116,7 +126,7 @@ class BaselinePipeline : public EagerPipeline {
   const v1::Baseline& baseline_;
   const std::string what_;
   DeviceContext* ctx_;
-  PeerGather* gather_;  // See Source.gather.
+  Collective* gather_;  // See Source.gather.
   int rank_;
   std::optional<ParsedPlan> plan_;
   std::unique_ptr<CandidateModule> module_;  // Null without a file.

@@ -1,16 +1,11 @@
-// PeerGather: the all-gather step of a baseline that spans GPUs
-// (`nccl { all_gather { send recv } }` in a problem's file), shared by the
-// ranks' baseline pipelines, one BaselinePipeline per rank. Each rank's
-// pipeline registers its send buffer when it is prepared; when it runs, it
-// gathers every rank's shard into its own recv buffer, reading the peers'
-// memory directly (LaunchGatherShards, one kernel; peer access is enabled
-// by RankGroup).
-//
-// It stands in for NCCL's all-gather, which is not loaded yet
-// (docs/multi-gpu.md): NCCL also refuses two ranks on one GPU, which is
-// how the one-GPU machines test the multi-rank path. The send buffers are
-// a problem's per-rank inputs, which nothing writes while a baseline runs,
-// so a rank may read its peers' shards without waiting for them.
+// PeerGather: an all-gather by peer reads (Collective): each rank gathers
+// every rank's shard into its own recv buffer, reading the peers' memory
+// directly (LaunchGatherShards, one kernel; peer access is enabled by
+// RankGroup). It stands in for NCCL's all-gather where NCCL cannot run
+// (NCCL refuses two ranks on one GPU, which is how the one-GPU machines
+// test the multi-rank path). The send buffers are a problem's per-rank
+// inputs, which nothing writes while a baseline runs, so a rank may read
+// its peers' shards without waiting for them.
 //
 // Ownership: borrows the send buffers. Thread safety: none (runner
 // thread).
@@ -20,36 +15,28 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "runner/reference/collective.h"
 
 namespace kbench {
 
-class PeerGather {
+class PeerGather : public Collective {
  public:
-  // What a baseline's name says of its all-gather while this stands in.
-  static constexpr char kStandIn[] =
-      "all-gather by peer reads, standing in for NCCL";
+  // `why`: why NCCL is not used, for the name.
+  PeerGather(int world, std::string why)
+      : Collective(world), why_(std::move(why)) {}
 
-  explicit PeerGather(int world) : sends_(world) {}
-
-  int world_size() const { return static_cast<int>(sends_.size()); }
-  // Rank `rank`'s send buffer: `bytes` at `send` on its device.
-  absl::Status Register(int rank, const void* send, int64_t bytes);
-  // Enqueues rank `rank`'s gather into `recv` (`recv_bytes`, at least world
-  // x the shard's bytes) on `stream`, rank `rank`'s, with its device
-  // selected. FailedPrecondition until every rank registered a shard of
-  // one size.
   absl::Status Enqueue(int rank, void* recv, int64_t recv_bytes,
-                       cudaStream_t stream) const;
+                       cudaStream_t stream) override;
+  // "all-gather by peer reads, standing in for NCCL (WHY)".
+  std::string Name() const override;
 
  private:
-  struct Send {
-    const void* ptr = nullptr;
-    int64_t bytes = -1;
-  };
-  std::vector<Send> sends_;  // By rank.
+  std::string why_;
 };
 
 }  // namespace kbench

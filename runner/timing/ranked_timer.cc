@@ -85,10 +85,31 @@ absl::Status RankedTimer::EnqueueRun(
       for (int i = 0; i < n; ++i) {
         RETURN_IF_ERROR(runs.bound(r)->EnqueueLaunch(i));
       }
-    } else {
-      RETURN_IF_ERROR(params.baselines[r]->Run());
+      if (timers != nullptr) RETURN_IF_ERROR((*timers)[r]->Stop(slot, s));
     }
-    if (timers != nullptr) RETURN_IF_ERROR((*timers)[r]->Stop(slot, s));
+  }
+  if (w == 0) return ranks_->Select(0);
+  // The baseline step by step across the ranks: a collective step is
+  // enqueued on every rank inside one group.
+  for (int i = 0; i < params.baselines[0]->steps(); ++i) {
+    const bool collective = params.baselines[0]->collective_step(i);
+    if (collective) RETURN_IF_ERROR(params.collective->BeginStep());
+    absl::Status stepped = absl::OkStatus();
+    for (int r = 0; r < world && stepped.ok(); ++r) {
+      stepped = ranks_->Select(r);
+      if (stepped.ok()) stepped = params.baselines[r]->RunStep(i);
+    }
+    if (collective) {
+      const absl::Status ended = params.collective->EndStep();
+      if (stepped.ok()) stepped = ended;
+    }
+    RETURN_IF_ERROR(stepped);
+  }
+  if (timers != nullptr) {
+    for (int r = 0; r < world; ++r) {
+      RETURN_IF_ERROR(ranks_->Select(r));
+      RETURN_IF_ERROR((*timers)[r]->Stop(slot, ranks_->ctx(r)->stream()));
+    }
   }
   return ranks_->Select(0);
 }
@@ -120,7 +141,8 @@ absl::Status RankedTimer::Run(const Params& params, v1::TimingReport* timing,
   const v1::RunnerJob& job = *params.job;
   const int world = ranks_->world_size();
   RankedRuns& runs = *params.runs;
-  if (static_cast<int>(params.baselines.size()) != world) {
+  if (static_cast<int>(params.baselines.size()) != world ||
+      params.collective == nullptr) {
     return absl::InternalError(absl::StrCat(
         params.baselines.size(), " baselines for ", world, " ranks"));
   }
@@ -128,6 +150,9 @@ absl::Status RankedTimer::Run(const Params& params, v1::TimingReport* timing,
   for (int r = 0; r < world; ++r) {
     RETURN_IF_ERROR(ranks_->Select(r));
     RETURN_IF_ERROR(params.baselines[r]->Prepare(runs.tensors(r)));
+    if (params.baselines[r]->steps() != params.baselines[0]->steps()) {
+      return absl::InternalError("the ranks' baselines differ in steps");
+    }
   }
   RETURN_IF_ERROR(runs.Prepare());
   // Kernels per run of each workload on each rank (memsets are not kernel

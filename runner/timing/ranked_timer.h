@@ -44,6 +44,8 @@
 #include "runner/device/l2_flusher.h"
 #include "runner/device/rank_group.h"
 #include "runner/device/stream_blocker.h"
+#include "runner/reference/baseline_pipeline.h"
+#include "runner/reference/collective.h"
 #include "runner/reference/reference_op.h"
 
 namespace kbench {
@@ -60,8 +62,10 @@ class RankedTimer {
     // The timing shape's buffers on every rank; the timer draws the
     // inputs and leaves the last run's outputs.
     RankedRuns* runs = nullptr;
-    // The baseline's pipeline on every rank, by rank, not yet prepared.
-    std::vector<EagerPipeline*> baselines;
+    // The baseline's pipeline on every rank, by rank, not yet prepared,
+    // and the collective their all-gather steps share.
+    std::vector<BaselinePipeline*> baselines;
+    Collective* collective = nullptr;
     // Computes the golden of the gathered inputs (on rank 0).
     ReferenceOp* golden = nullptr;
     // The problem's FLOPs and minimum bytes at the timing shape, all
