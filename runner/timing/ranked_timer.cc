@@ -166,9 +166,13 @@ absl::Status RankedTimer::Run(const Params& params, v1::TimingReport* timing,
   RETURN_IF_ERROR(ranks_->Select(0));
   params.progress(absl::StrCat("timing kernel and baseline on ", world,
                                " ranks on ", params.where));
+  // No persisting-L2 window may carry over from an earlier job (the call
+  // acts on the current context).
   for (int r = 0; r < world; ++r) {
+    RETURN_IF_ERROR(ranks_->Select(r));
     ranks_->ctx(r)->driver().CtxResetPersistingL2Cache();
   }
+  RETURN_IF_ERROR(ranks_->Select(0));
   const bool flush = !job.timing_hot_l2();
   const StoppingCriterion::Options stop =
       StoppingCriterion::FromJob(job.stopping());
