@@ -136,8 +136,9 @@ absl::Status Evaluator::TimeRanked(const v1::RunnerJob& job,
   // Declared before what is bound to them.
   PerRank<CandidateModule> modules(ranks);
   RETURN_IF_ERROR(LoadOnEveryRank(ranks, cubin, parsed, problem, &modules));
+  // As the checker takes a shape's dims: from the problem as placed.
   ASSIGN_OR_RETURN(const DimValues dims,
-                   ShapeDims(gathered, job.timing_shape()));
+                   ShapeDims(problem, job.timing_shape()));
   // The baseline on every rank, its all-gather shared by the ranks: NCCL's
   // where it runs, else an all-gather by peer reads standing in.
   std::unique_ptr<Collective> gather;

@@ -202,13 +202,19 @@ absl::Status RankedTimer::Run(const Params& params, v1::TimingReport* timing,
         .count();
   };
   std::vector<int> order;  // The workload of every run, as they ran.
-  for (int i = 0; i < kWarmup; ++i) {
-    for (int w = 0; w < 2; ++w) {
-      RETURN_IF_ERROR(EnqueueRun(params, w, false, nullptr, 0));
-      order.push_back(w);
+  absl::Status warmed = absl::OkStatus();
+  for (int i = 0; i < kWarmup && warmed.ok(); ++i) {
+    for (int w = 0; w < 2 && warmed.ok(); ++w) {
+      warmed = EnqueueRun(params, w, false, nullptr, 0);
+      if (warmed.ok()) order.push_back(w);
     }
   }
-  RETURN_IF_ERROR(runs.Wait(absl::StrCat(params.where, ", warming up")));
+  // A launch refused on one rank (at a shape the check did not run) leaves
+  // the others running: they finish before the error unwinds.
+  const absl::Status waited =
+      runs.Wait(absl::StrCat(params.where, ", warming up"));
+  RETURN_IF_ERROR(warmed);
+  RETURN_IF_ERROR(waited);
   // Batches of at most a quarter of the time limit.
   const double per_round_ms = elapsed_ms() / kWarmup;
   int batch = kBatch;
