@@ -71,8 +71,9 @@ std::string KernelContractText(const v1::Problem& problem) {
         "as peer(NAME, R), e.g. peer(x, (rank + 1) % world_size). "
         "check_kernel checks every rank's outputs; submit also times every "
         "rank from a common start to the last rank's end, against the "
-        "baseline on every rank. Profile and sanitize are not built yet for "
-        "such a problem (UNIMPLEMENTED).\n");
+        "baseline on every rank, and sanitize runs the check under "
+        "compute-sanitizer. Profile is not built yet for such a problem "
+        "(UNIMPLEMENTED).\n");
   }
   const v1::Tolerance& tol = problem.tolerance();
   absl::StrAppend(

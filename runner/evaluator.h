@@ -87,8 +87,9 @@ class Evaluator {
                           v1::JobResult* result);
   // A job whose problem spans GPUs (evaluator_ranked.cc): its check on
   // every rank (RankedChecker) and, for a submit, its timing against the
-  // baseline on every rank (TimeRanked); profile and sanitize end
-  // UNIMPLEMENTED (not built yet).
+  // baseline on every rank (TimeRanked); a sanitize job is the check (run
+  // under compute-sanitizer by kbworker); profile ends UNIMPLEMENTED (not
+  // built yet).
   absl::Status RunRanked(const v1::RunnerJob& job, const std::string& cubin,
                          const ProgressFn& progress, v1::JobResult* result);
   // The timing of a submit of such a problem (RankedTimer) at the job's

@@ -50,13 +50,16 @@ absl::Status Evaluator::RunRanked(const v1::RunnerJob& job,
                                   v1::JobResult* result) {
   const v1::Problem& problem = job.problem();
   const int world = problem.world_size();
+  // A sanitize job is the check, run under compute-sanitizer by kbworker
+  // (every rank's kernels are instrumented).
   if (job.kind() != v1::JOB_KIND_CORRECTNESS &&
-      job.kind() != v1::JOB_KIND_SUBMIT) {
+      job.kind() != v1::JOB_KIND_SUBMIT &&
+      job.kind() != v1::JOB_KIND_SANITIZE) {
     return absl::UnimplementedError(absl::StrCat(
         "problem '", problem.name(), "' spans ", world,
-        " GPUs; profiling and sanitizing such a problem are not built yet "
-        "(docs/multi-gpu.md): check the kernel with check_kernel and time it "
-        "with submit"));
+        " GPUs; profiling such a problem is not built yet "
+        "(docs/multi-gpu.md): check the kernel with check_kernel, sanitize "
+        "it with sanitize_kernel and time it with submit"));
   }
   if (job.world_size() != world) {
     return absl::InternalError(absl::StrCat(

@@ -23,8 +23,7 @@
 //                      GPU time.
 //   (none)             progress "running (fake)", then passes.
 // A job that spans GPUs (RunnerJob.world_size > 1) is refused as kbrunner
-// refuses it unless it is a check or a submit (UNIMPLEMENTED); when it
-// passes,
+// refuses it when it is a profile (UNIMPLEMENTED); when it passes,
 // its message names the ranks and the runner's CUDA_VISIBLE_DEVICES
 // ("2 ranks (fake) on CUDA_VISIBLE_DEVICES=0,1"), which the worker sets.
 // Passing results hold one TrialResult per shape of job.check_sets and, for
@@ -123,14 +122,12 @@ bool HandleJob(const v1::RunnerJob& job) {
                                       "its golden kernel")
                         .status();
   }
-  // As kbrunner's RunRanked does: a problem that spans GPUs is checked
-  // and timed, never profiled or sanitized.
+  // As kbrunner's RunRanked does: a problem that spans GPUs is checked,
+  // sanitized and timed, never profiled.
   const bool ranked = job.world_size() > 1;
-  if (checked.ok() && ranked && job.kind() != v1::JOB_KIND_CORRECTNESS &&
-      job.kind() != v1::JOB_KIND_SUBMIT) {
+  if (checked.ok() && ranked && job.kind() == v1::JOB_KIND_PROFILE) {
     checked = absl::UnimplementedError(
-        "profiling and sanitizing a problem that spans GPUs are not built "
-        "yet (fake)");
+        "profiling a problem that spans GPUs is not built yet (fake)");
   }
   if (!checked.ok()) {
     const absl::Status& s = checked;

@@ -206,14 +206,22 @@ TEST_F(RankedCheckTest, ALaunchRefusedOnOneRankIsRejected) {
   EXPECT_EQ(Run(Job(kPeerRead)).verdict(), v1::VERDICT_PASSED);
 }
 
-TEST_F(RankedCheckTest, ProfileAndSanitizeEndUnimplemented) {
-  for (v1::JobKind kind : {v1::JOB_KIND_PROFILE, v1::JOB_KIND_SANITIZE}) {
-    const v1::JobResult r = Run(Job(kPeerRead, 1000, kind));
-    EXPECT_EQ(r.verdict(), v1::VERDICT_ERROR) << kind;
-    EXPECT_EQ(r.error().code(),
-              static_cast<int>(absl::StatusCode::kUnimplemented));
-    EXPECT_THAT(r.message(), HasSubstr("check_kernel"));
-  }
+TEST_F(RankedCheckTest, AProfileEndsUnimplemented) {
+  const v1::JobResult r = Run(Job(kPeerRead, 1000, v1::JOB_KIND_PROFILE));
+  EXPECT_EQ(r.verdict(), v1::VERDICT_ERROR);
+  EXPECT_EQ(r.error().code(),
+            static_cast<int>(absl::StatusCode::kUnimplemented));
+  EXPECT_THAT(r.message(), HasSubstr("check_kernel"));
+}
+
+// kbworker runs a sanitize job under compute-sanitizer; in the runner it
+// is the check on every rank.
+TEST_F(RankedCheckTest, ASanitizeJobIsTheCheckOnEveryRank) {
+  v1::JobResult r = Run(Job(kPeerRead, 1000, v1::JOB_KIND_SANITIZE));
+  EXPECT_EQ(r.verdict(), v1::VERDICT_PASSED) << r.message();
+  EXPECT_EQ(r.correctness().trials_run(), 3);
+  r = Run(Job(problem_->example_source(), 1000, v1::JOB_KIND_SANITIZE));
+  EXPECT_EQ(r.verdict(), v1::VERDICT_FAILED) << r.message();
 }
 
 TEST_F(RankedCheckTest, ASubmitIsTimedAgainstTheBaselineOnEveryRank) {

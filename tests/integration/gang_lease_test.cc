@@ -5,8 +5,9 @@
 // waits, saying for what; with two workers of one host (same --host-id) it
 // is leased to both as a gang: the leader runs it in a runner that sees
 // both GPUs, in rank order, while the other is parked; both then serve
-// one-GPU jobs again. A submit of it runs as a gang and is timed; a
-// profile or sanitize is refused at once with UNIMPLEMENTED (not built).
+// one-GPU jobs again. A submit of it runs as a gang and is timed, a
+// sanitize runs the leader's compute-sanitizer (a stand-in) on both GPUs;
+// a profile is refused at once with UNIMPLEMENTED (not built).
 // GPUs without peer access between them are shown so and never ganged.
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -61,9 +63,10 @@ class GangLeaseTest : public ::testing::Test {
   // other by default).
   std::unique_ptr<Child> Worker(int gpu, const std::string& topology = "0,1") {
     setenv("KB_FAKE_TOPOLOGY", topology.c_str(), 1);
-    auto w = StartWorker(kbd_->address(), BinDir() + "/kb_fake_runner", gpu,
-                         {"--worker-id", absl::StrCat("node-1:gpu", gpu),
-                          "--host-id", "node-1"});
+    auto w = StartWorker(
+        kbd_->address(), BinDir() + "/kb_fake_runner", gpu,
+        {"--worker-id", absl::StrCat("node-1:gpu", gpu), "--host-id", "node-1",
+         "--compute-sanitizer", Sanitizer()});
     EXPECT_TRUE(w.ok()) << w.status();
     return w.ok() ? std::move(*w) : nullptr;
   }
@@ -103,6 +106,23 @@ class GangLeaseTest : public ::testing::Test {
       job = Get(id);
     }
     return job;
+  }
+  // A stand-in compute-sanitizer: notes the GPUs it was given in
+  // `visible`, writes a clean log and an empty result, exits 0.
+  std::string Sanitizer() {
+    std::string script = dir_.path() + "/compute-sanitizer";
+    if (!fs::exists(script)) {
+      std::ofstream out(script);
+      out << "#!/bin/sh\nlog=/dev/null\n"
+          << "while [ $# -gt 0 ]; do case \"$1\" in --log-file) log=$2;; "
+             "--oneshot) res=$3;; esac; shift; done\n"
+          << "echo \"$CUDA_VISIBLE_DEVICES\" >> " << dir_.path() << "/visible\n"
+          << ": > \"$res\"\n"
+          << "echo '========= ERROR SUMMARY: 0 errors' > \"$log\"\n";
+      out.close();
+      fs::permissions(script, fs::perms::owner_all);
+    }
+    return script;
   }
   std::string Example() {
     return ReadSourceFile(
@@ -195,20 +215,40 @@ TEST_F(GangLeaseTest, AGangJobWaitsForTwoGpusOfOneHostThenRunsOnBoth) {
             "2 ranks (fake) on CUDA_VISIBLE_DEVICES=0,1");
   EXPECT_GT(timed.result().timing().kernel().n(), 0);
 
-  // A profile or sanitize is refused at once, before a gang is held for
-  // it, saying what is not built and what works.
-  for (v1::JobKind kind : {v1::JOB_KIND_PROFILE, v1::JOB_KIND_SANITIZE}) {
-    v1::SubmitJobRequest req;
-    req.set_kind(kind);
-    req.mutable_kernel()->set_problem("allgather_fp32");
-    req.mutable_kernel()->set_source(Example());
-    v1::SubmitJobResponse resp;
-    grpc::ClientContext ctx;
-    const grpc::Status s = stub_->SubmitJob(&ctx, req, &resp);
-    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED);
-    EXPECT_THAT(s.error_message(), HasSubstr("profiling and sanitizing"));
-    EXPECT_THAT(s.error_message(), HasSubstr("submit checks it and times"));
+  // A sanitize runs as a gang: the leader's compute-sanitizer (a stand-in
+  // here) is given both GPUs, once per tool.
+  const std::string sanitized =
+      Submit("allgather_fp32", Example(), v1::JOB_KIND_SANITIZE);
+  const v1::Job clean = WaitFor(
+      sanitized, [](const v1::Job& j) { return j.stage() == v1::STAGE_DONE; });
+  ASSERT_EQ(clean.stage(), v1::STAGE_DONE) << clean.DebugString();
+  EXPECT_EQ(clean.worker_id(), "node-1:gpu0");
+  EXPECT_EQ(clean.result().verdict(), v1::VERDICT_PASSED)
+      << clean.result().message();
+  EXPECT_EQ(clean.result().sanitize().runs_size(), 3);
+  {
+    std::ifstream visible(dir_.path() + "/visible");
+    std::string line;
+    int runs = 0;
+    while (std::getline(visible, line)) {
+      EXPECT_EQ(line, "0,1");
+      ++runs;
+    }
+    EXPECT_EQ(runs, 3);
   }
+
+  // A profile is refused at once, before a gang is held for it, saying
+  // what is not built and what works.
+  v1::SubmitJobRequest req;
+  req.set_kind(v1::JOB_KIND_PROFILE);
+  req.mutable_kernel()->set_problem("allgather_fp32");
+  req.mutable_kernel()->set_source(Example());
+  v1::SubmitJobResponse resp;
+  grpc::ClientContext ctx;
+  const grpc::Status s = stub_->SubmitJob(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_THAT(s.error_message(), HasSubstr("profiling such a problem"));
+  EXPECT_THAT(s.error_message(), HasSubstr("sanitize_kernel runs that check"));
 
   // Both serve one-GPU jobs again.
   const std::string example =
