@@ -53,13 +53,18 @@ std::optional<std::vector<int>> FindGang(const HostGpus& gpus, int world_size) {
   return chosen;
 }
 
+bool IdlePool::Held(const Idle& w) const {
+  if (w.host_id.empty()) return false;
+  auto it = held_.find({w.arch, w.host_id});
+  return it != held_.end() && it->second.count(w.gpu_index) > 0;
+}
+
 int IdlePool::Spare(const Key& key) const {
   int idle = 0;
   for (const Idle& w : idle_) {
-    if (w.arch == key.first && w.host_id == key.second) ++idle;
+    if (w.arch == key.first && w.host_id == key.second && !Held(w)) ++idle;
   }
-  auto it = held_.find(key);
-  return idle - (it == held_.end() ? 0 : it->second);
+  return idle;
 }
 
 std::map<std::string, std::map<int, size_t>> IdlePool::Hosts(
@@ -67,7 +72,7 @@ std::map<std::string, std::map<int, size_t>> IdlePool::Hosts(
   std::map<std::string, std::map<int, size_t>> hosts;
   for (size_t i = 0; i < idle_.size(); ++i) {
     const Idle& w = idle_[i];
-    if (w.arch != arch || w.host_id.empty()) continue;
+    if (w.arch != arch || w.host_id.empty() || Held(w)) continue;
     // Two worker ids claiming one GPU of a host count once: a gang never
     // puts two ranks on one GPU.
     hosts[w.host_id].emplace(w.gpu_index, i);
@@ -86,8 +91,7 @@ void IdlePool::Erase(const std::vector<size_t>& positions) {
 std::optional<int64_t> IdlePool::TakeOne(const std::string& arch) {
   for (size_t i = 0; i < idle_.size(); ++i) {
     const Idle& w = idle_[i];
-    if (w.arch != arch) continue;
-    if (!w.host_id.empty() && Spare({w.arch, w.host_id}) <= 0) continue;
+    if (w.arch != arch || Held(w)) continue;
     const int64_t id = w.waiter_id;
     Erase({i});
     return id;
@@ -101,9 +105,8 @@ std::optional<std::vector<int64_t>> IdlePool::TakeGang(const std::string& arch,
   std::optional<std::vector<size_t>> best;
   int best_spare = 0;
   for (const auto& [host, gpus] : Hosts(arch)) {
-    // Distinct GPUs, and no more than the holds leave.
-    const int spare =
-        std::min(static_cast<int>(gpus.size()), Spare({arch, host}));
+    // Distinct GPUs that no hold keeps.
+    const int spare = static_cast<int>(gpus.size());
     if (spare < world_size || (best && spare >= best_spare)) continue;
     HostGpus linked;
     for (const auto& [gpu, pos] : gpus) linked[gpu] = idle_[pos].peers;
@@ -124,18 +127,22 @@ std::optional<std::vector<int64_t>> IdlePool::TakeGang(const std::string& arch,
 std::string IdlePool::Hold(const std::string& arch, int world_size,
                            const std::map<std::string, HostGpus>& live) {
   std::string best;
+  std::vector<int> best_gang;
   int best_idle = -1;
   for (const auto& [host, gpus] : live) {
-    if (held_.count({arch, host}) > 0 || !FindGang(gpus, world_size)) {
-      continue;
-    }
+    if (held_.count({arch, host}) > 0) continue;
+    std::optional<std::vector<int>> gang = FindGang(gpus, world_size);
+    if (!gang) continue;
     const int idle = Spare({arch, host});
     if (idle > best_idle) {
       best = host;
+      best_gang = *std::move(gang);
       best_idle = idle;
     }
   }
-  if (!best.empty()) held_[{arch, best}] = world_size;
+  if (!best.empty()) {
+    held_[{arch, best}] = std::set<int>(best_gang.begin(), best_gang.end());
+  }
   return best;
 }
 

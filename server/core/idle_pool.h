@@ -7,12 +7,12 @@
 //    that do (FindGang), on the host with the fewest spare workers that
 //    fits, so that larger hosts stay free for larger gangs;
 //  - a gang that cannot form yet may hold one host whose connected workers
-//    could form it: up to R of that host's idle workers are kept from every
-//    later job of the pass. Without the hold, a stream of one-GPU jobs
-//    keeps some GPU of every host busy and the gang never forms. The
-//    host's GPUs beyond R, and other hosts, keep taking work. Holds count
-//    workers, not which ones: a younger gang on a held host takes only what
-//    exceeds the hold.
+//    could form it: the R GPUs it will form on (the lowest that all reach
+//    each other, FindGang over the connected workers) are kept from every
+//    later job of the pass, idle or as they come back. Without the hold, a
+//    stream of one-GPU jobs keeps some GPU of every host busy and the gang
+//    never forms. The host's other GPUs, and other hosts, keep taking
+//    work, younger gangs included.
 // Workers without a host id, or without links, take one-GPU jobs only.
 //
 // Ownership: a value; copies what it is given.
@@ -65,16 +65,19 @@ class IdlePool {
                                                int world_size);
 
   // Holds, for a gang of `world_size` that TakeGang could not place, the
-  // host not yet held for `arch` whose connected workers of it (`live`:
-  // per host id, as WorkerRegistry::LiveHostGpus gives them) could form
-  // it, with the most idle (ties: the smallest host id). Returns that host
-  // id, or "" when no host qualifies.
+  // GPUs it will form on, on the host not yet held for `arch` whose
+  // connected workers of it (`live`: per host id, as
+  // WorkerRegistry::LiveHostGpus gives them) could form it, with the most
+  // idle (ties: the smallest host id). Returns that host id, or "" when no
+  // host qualifies.
   std::string Hold(const std::string& arch, int world_size,
                    const std::map<std::string, HostGpus>& live);
 
  private:
   using Key = std::pair<std::string, std::string>;  // (arch, host_id)
-  // Idle workers on a host, less what holds keep.
+  // Whether a hold keeps `w`'s GPU.
+  bool Held(const Idle& w) const;
+  // Idle workers on a host that no hold keeps.
   int Spare(const Key& key) const;
   // Idle workers of `arch` per host: distinct GPU indices, with the first
   // waiter of each.
@@ -82,8 +85,8 @@ class IdlePool {
       const std::string& arch) const;
   void Erase(const std::vector<size_t>& positions);
 
-  std::vector<Idle> idle_;  // Not yet taken, longest-waiting first.
-  std::map<Key, int> held_;
+  std::vector<Idle> idle_;             // Not yet taken, longest-waiting first.
+  std::map<Key, std::set<int>> held_;  // The GPU indices each hold keeps.
 };
 
 }  // namespace kbench

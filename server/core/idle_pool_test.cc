@@ -124,17 +124,32 @@ TEST(IdlePoolTest, GangGoesToTheSmallestHostItFits) {
   EXPECT_THAT(pool.TakeGang("sm_90", 4), Optional(ElementsAre(1, 2, 3, 4)));
 }
 
-TEST(IdlePoolTest, HoldKeepsUpToWorldSizeIdleWorkersFromLaterJobs) {
+TEST(IdlePoolTest, HoldKeepsTheGpusTheGangWillFormOnFromLaterJobs) {
   IdlePool pool({W(1, "hA", 0), W(2, "hA", 1), W(3, "hA", 2), W(4, "hB", 0)});
   const std::map<std::string, HostGpus> live = {{"hA", Linked(4)},
                                                 {"hB", Linked(1)}};
   EXPECT_EQ(pool.Hold("sm_90", 2, live), "hA");
-  // hA has three idle and two are held: one is spare, then hB.
-  EXPECT_THAT(pool.TakeOne("sm_90"), Optional(1));
+  // GPUs 0 and 1 of hA are held: GPU 2, then hB, take one-GPU jobs, though
+  // GPU 0's worker waited longest.
+  EXPECT_THAT(pool.TakeOne("sm_90"), Optional(3));
   EXPECT_THAT(pool.TakeOne("sm_90"), Optional(4));
   EXPECT_EQ(pool.TakeOne("sm_90"), std::nullopt);
   // A younger gang may not take the held workers either.
   EXPECT_EQ(pool.TakeGang("sm_90", 2), std::nullopt);
+}
+
+TEST(IdlePoolTest, AGpuOutsideTheHeldGangKeepsServing) {
+  // GPUs 0-1 and 2-3 are linked in pairs; 0 and 2 are idle, 1 and 3 busy.
+  // A gang of 2 cannot form now and holds 0 and 1; GPU 2, which the gang
+  // would not use, keeps taking one-GPU jobs (counting held workers kept
+  // both idle).
+  const HostGpus pairs = {{0, {1}}, {1, {0}}, {2, {3}}, {3, {2}}};
+  IdlePool pool({W(1, "hA", 0, "sm_90", std::set<int>{1}),
+                 W(3, "hA", 2, "sm_90", std::set<int>{3})});
+  EXPECT_EQ(pool.TakeGang("sm_90", 2), std::nullopt);
+  EXPECT_EQ(pool.Hold("sm_90", 2, {{"hA", pairs}}), "hA");
+  EXPECT_THAT(pool.TakeOne("sm_90"), Optional(3));
+  EXPECT_EQ(pool.TakeOne("sm_90"), std::nullopt);
 }
 
 TEST(IdlePoolTest, HoldPicksAHostThatCanHostTheGangWithTheMostIdle) {
