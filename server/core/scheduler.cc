@@ -233,6 +233,12 @@ void Scheduler::StartLeaseLocked(Queued q, std::vector<Waiter> members,
                                            worker_id)
                             : absl::StrCat("leased by ", worker_id));
     j->set_worker_id(worker_id);
+    j->clear_gang_worker_ids();
+    if (members.size() > 1) {
+      for (const Waiter& m : members) {
+        j->add_gang_worker_ids(m.worker.worker_id());
+      }
+    }
     j->set_attempts(attempt);
     j->set_queue_position(0);
   });

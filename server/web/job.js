@@ -67,6 +67,9 @@ class JobView {
       ['shape set', job.shape_set || '—'],
       ['file', job.filename || '—'],
       ['worker', job.worker_id || r.worker_id || '—'],
+      ...(Array.isArray(job.gang_worker_ids) && job.gang_worker_ids.length > 1
+        ? [['ranks', job.gang_worker_ids.map((w, i) => 'rank ' + i + ': ' + w).join(' · ')]]
+        : []),
       ['GPU', r.gpu && r.gpu.name ? r.gpu.name + (r.gpu.arch ? ' (' + r.gpu.arch + ')' : '') : '—'],
       ['attempts', String(num(job.attempts))],
       ['created', fmtLocal(job.created_unix_ms)],

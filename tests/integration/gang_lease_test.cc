@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -22,6 +23,7 @@
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "kbench/v1/kbench.grpc.pb.h"
+#include "nlohmann/json.hpp"
 #include "testing/eventually.h"
 #include "testing/process.h"
 #include "tests/integration/kbd_waits.h"
@@ -192,6 +194,22 @@ TEST_F(GangLeaseTest, AGangJobWaitsForTwoGpusOfOneHostThenRunsOnBoth) {
   // The leader is the lowest GPU index; its runner saw both GPUs (the
   // stand-in runner says what it was given).
   EXPECT_EQ(done.worker_id(), "node-1:gpu0");
+  EXPECT_THAT(done.gang_worker_ids(),
+              ::testing::ElementsAre("node-1:gpu0", "node-1:gpu1"));
+  {
+    // The dashboard's job API shows every rank's worker.
+    httplib::Client http("http://" + kbd_->http_address());
+    const httplib::Result res = http.Get("/api/jobs/" + id);
+    ASSERT_TRUE(res) << httplib::to_string(res.error());
+    EXPECT_EQ(res->status, 200) << res->body;
+    const nlohmann::json body =
+        nlohmann::json::parse(res->body, nullptr,
+                              /*allow_exceptions=*/false);
+    ASSERT_FALSE(body.is_discarded()) << res->body;
+    EXPECT_EQ(body["job"]["gang_worker_ids"],
+              nlohmann::json({"node-1:gpu0", "node-1:gpu1"}))
+        << res->body;
+  }
   EXPECT_EQ(done.result().verdict(), v1::VERDICT_PASSED)
       << done.result().message();
   EXPECT_EQ(done.result().message(),
@@ -259,6 +277,7 @@ TEST_F(GangLeaseTest, AGangJobWaitsForTwoGpusOfOneHostThenRunsOnBoth) {
     const v1::Job one = WaitFor(
         j, [](const v1::Job& x) { return x.stage() == v1::STAGE_DONE; });
     EXPECT_EQ(one.result().verdict(), v1::VERDICT_PASSED) << one.DebugString();
+    EXPECT_TRUE(one.gang_worker_ids().empty());
   }
 }
 
