@@ -70,7 +70,7 @@ class PerRank {
   PerRank(const PerRank&) = delete;
   PerRank& operator=(const PerRank&) = delete;
 
-  // Rank size()'s object.
+  // Adds the next rank's object (rank size()).
   void Add(std::unique_ptr<T> item) { items_.push_back(std::move(item)); }
   int size() const { return static_cast<int>(items_.size()); }
   T* at(int rank) const { return items_[rank].get(); }

@@ -20,8 +20,8 @@
 // After timing, the last timed run's output is judged on every rank, then
 // one more run on fresh inputs with the outputs poisoned: a kernel that
 // skips work on later calls fails with "the output of the timed runs was
-// wrong". Not built (one GPU cannot test them): CUDA-graph replay, the SM
-// clock probe, the expert baseline.
+// wrong". Not built yet, as the one-GPU PlanTimer has them: CUDA-graph
+// replay, the SM clock probe, the expert baseline.
 //
 // Ownership: borrows the rank group; owns an L2 flusher, a stream blocker
 // and a barrier event per rank. Thread safety: none (runner thread).
