@@ -145,11 +145,7 @@ absl::Status Evaluator::TimeRanked(const v1::RunnerJob& job,
   // The baseline on every rank, its all-gather shared by the ranks: NCCL's
   // where it runs, else an all-gather by peer reads standing in.
   std::unique_ptr<Collective> gather;
-  bool has_collective = false;
-  for (const v1::BaselineStep& step : problem.baseline().steps()) {
-    has_collective |= step.step_case() == v1::BaselineStep::kNccl;
-  }
-  if (has_collective) {
+  if (BaselinePipeline::HasCollective(problem.baseline())) {
     std::vector<int> devices(world);
     for (int r = 0; r < world; ++r) devices[r] = ranks->device(r);
     absl::StatusOr<std::unique_ptr<NcclGather>> nccl =

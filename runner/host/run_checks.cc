@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -68,6 +69,11 @@ double Ratio(const v1::Stats& reference, const v1::Stats& kernel) {
 }
 
 }  // namespace
+
+void AddGpuTimeNote(v1::TimingReport* t, absl::string_view why) {
+  std::string* note = t->mutable_gpu_time_note();
+  absl::StrAppend(note, note->empty() ? "" : "; ", why);
+}
 
 void SetSpeedups(v1::TimingReport* t) {
   t->set_speedup_events(Ratio(t->reference(), t->kernel()));

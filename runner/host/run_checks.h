@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "kbench/v1/problem.pb.h"
 #include "kbench/v1/report.pb.h"
 #include "runner/host/output_compare.h"
@@ -46,6 +47,9 @@ std::string DescribeRunDiff(const RunDiff& diff, int64_t n,
 // time (CUPTI) when both sides have it, else events; and
 // speedup_vs_expert on that basis (0 without an expert baseline).
 void SetSpeedups(v1::TimingReport* t);
+
+// Appends one reason a GPU-time basis is missing to t->gpu_time_note.
+void AddGpuTimeNote(v1::TimingReport* t, absl::string_view why);
 
 // The sanity check of a problem's comparison on one shape: an all-zero
 // output and a constant output (the golden mean) must both fail against

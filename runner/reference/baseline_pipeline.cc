@@ -312,15 +312,18 @@ absl::Status BaselinePipeline::DoRunStep(const Step& step) {
       "running a matmul step");
 }
 
-std::string BaselinePipeline::Name() const {
-  for (const v1::BaselineStep& step : baseline_.steps()) {
-    if (step.step_case() == v1::BaselineStep::kNccl) {
-      return absl::StrCat(
-          baseline_.name(), " [",
-          gather_ != nullptr ? gather_->Name() : "no collective", "]");
-    }
+bool BaselinePipeline::HasCollective(const v1::Baseline& baseline) {
+  for (const v1::BaselineStep& step : baseline.steps()) {
+    if (step.step_case() == v1::BaselineStep::kNccl) return true;
   }
-  return baseline_.name();
+  return false;
+}
+
+std::string BaselinePipeline::Name() const {
+  if (!HasCollective(baseline_)) return baseline_.name();
+  return absl::StrCat(baseline_.name(), " [",
+                      gather_ != nullptr ? gather_->Name() : "no collective",
+                      "]");
 }
 
 const TensorSet::Tensor* BaselinePipeline::Output(const std::string& name) {

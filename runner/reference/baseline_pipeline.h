@@ -68,6 +68,9 @@ class BaselinePipeline : public EagerPipeline {
   // The baseline's name; with a collective step, saying what runs it.
   std::string Name() const override;
 
+  // Whether `baseline` has a collective (`nccl`) step.
+  static bool HasCollective(const v1::Baseline& baseline);
+
   // Its steps one at a time, for a problem that spans GPUs: the caller
   // enqueues a collective step on every rank between the collective's
   // BeginStep and EndStep (after Prepare).

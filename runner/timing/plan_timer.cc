@@ -66,12 +66,6 @@ class RecordSplit {
   std::set<std::string> entries_;
 };
 
-// Appends one reason a GPU-time basis is missing to the report's note.
-void AddGpuTimeNote(v1::TimingReport* timing, absl::string_view why) {
-  std::string* note = timing->mutable_gpu_time_note();
-  absl::StrAppend(note, note->empty() ? "" : "; ", why);
-}
-
 // Workload names in notes: the kernel, the reference, the expert baseline.
 constexpr const char* kSides[] = {"kernel", "reference", "expert"};
 

@@ -23,12 +23,6 @@ constexpr int kWarmup = 3;
 constexpr int kBatch = 8;
 constexpr const char* kSides[] = {"kernel", "baseline"};
 
-// Appends one reason a GPU-time basis is missing to the report's note.
-void AddNote(v1::TimingReport* timing, absl::string_view why) {
-  std::string* note = timing->mutable_gpu_time_note();
-  absl::StrAppend(note, note->empty() ? "" : "; ", why);
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RankedTimer>> RankedTimer::Create(
@@ -180,7 +174,7 @@ absl::Status RankedTimer::Run(const Params& params, v1::TimingReport* timing,
   KernelActivity activity;
   const absl::Status recording = activity.Start();
   if (!recording.ok()) {
-    AddNote(timing, absl::StrCat("no GPU times: ", recording.message()));
+    AddGpuTimeNote(timing, absl::StrCat("no GPU times: ", recording.message()));
   }
   std::vector<uint32_t> streams(world);
   bool streams_known = recording.ok();
@@ -188,7 +182,8 @@ absl::Status RankedTimer::Run(const Params& params, v1::TimingReport* timing,
     absl::StatusOr<uint32_t> id =
         KernelActivity::StreamId(ranks_->ctx(r)->stream());
     if (!id.ok()) {
-      AddNote(timing, absl::StrCat("no GPU times: ", id.status().message()));
+      AddGpuTimeNote(timing,
+                     absl::StrCat("no GPU times: ", id.status().message()));
       streams_known = false;
     } else {
       streams[r] = *id;
@@ -317,7 +312,7 @@ absl::Status RankedTimer::Run(const Params& params, v1::TimingReport* timing,
     }
     if (!why.empty()) {
       spdlog::info("{}", why);
-      AddNote(timing, why);
+      AddGpuTimeNote(timing, why);
     }
   }
 
