@@ -203,6 +203,7 @@ std::string AgentJobText(const v1::Job& job) {
   if (r.has_sanitize()) AppendSanitize(r.sanitize(), job.filename(), &out);
   AppendTiming(r.timing(), r.gpu(), &out);
   const v1::ProfileReport& p = r.profile();
+  AppendProfileRank(p, "", &out);
   for (const v1::LaunchProfile& l : p.launches()) {
     absl::StrAppend(&out, "launch ", l.entry(), ": ",
                     FormatDuration(l.time().median_us()),

@@ -207,5 +207,21 @@ TEST(ReportTextTest, AgentTextCarriesTheProfileAnalysis) {
                               "registers/thread  REGRESSED\n"));
 }
 
+TEST(ReportTextTest, AProfileOfOneRankSaysWhoseCountersTheyAre) {
+  v1::Job job = CountedProfileJob();
+  const std::string one_gpu = FormatJob(job) + AgentJobText(job);
+  EXPECT_THAT(one_gpu, Not(HasSubstr("ranks:")));
+  v1::ProfileReport* p = job.mutable_result()->mutable_profile();
+  p->set_rank(0);
+  p->set_world_size(2);
+  const std::string expected =
+      "ranks: the launches and counters are rank 0's of 2, its kernels run "
+      "alone with every rank's inputs in place; the throughput is of its "
+      "share (1/2) of the work; the timing is every rank's\n";
+  const std::string text = FormatJob(job);
+  EXPECT_THAT(text, HasSubstr("):\n  " + expected + "  launch 1: "));
+  EXPECT_THAT(AgentJobText(job), HasSubstr("\n" + expected + "launch "));
+}
+
 }  // namespace
 }  // namespace kbench

@@ -71,9 +71,10 @@ std::string KernelContractText(const v1::Problem& problem) {
         "as peer(NAME, R), e.g. peer(x, (rank + 1) % world_size). "
         "check_kernel checks every rank's outputs; submit also times every "
         "rank from a common start to the last rank's end, against the "
-        "baseline on every rank, and sanitize runs the check under "
-        "compute-sanitizer. Profile is not built yet for such a problem "
-        "(UNIMPLEMENTED).\n");
+        "baseline on every rank, sanitize runs the check under "
+        "compute-sanitizer, and profile adds to submit's timing the "
+        "counters of rank 0's kernels, run alone with every rank's inputs "
+        "in place.\n");
   }
   const v1::Tolerance& tol = problem.tolerance();
   absl::StrAppend(

@@ -199,6 +199,17 @@ void AppendLaunchCounters(const v1::ProfileReport& p,
   AppendStalls(l, indent, out);
 }
 
+void AppendProfileRank(const v1::ProfileReport& p, absl::string_view indent,
+                       std::string* out) {
+  if (p.world_size() <= 1) return;
+  absl::StrAppend(
+      out, indent, "ranks: the launches and counters are rank ", p.rank(),
+      "'s of ", p.world_size(),
+      ", its kernels run alone with every rank's inputs in place; the "
+      "throughput is of its share (1/",
+      p.world_size(), ") of the work; the timing is every rank's\n");
+}
+
 void AppendProfileAnalysis(const v1::ProfileReport& p, absl::string_view indent,
                            std::string* out) {
   if (!p.counters_unavailable().empty()) {

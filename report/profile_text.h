@@ -31,6 +31,12 @@ void AppendLaunchCounters(const v1::ProfileReport& p,
 void AppendProfileAnalysis(const v1::ProfileReport& p, absl::string_view indent,
                            std::string* out);
 
+// For a problem that spans GPUs, one line (prefixed by `indent`) saying
+// whose kernels the profile counted: "ranks: rank 0 of 2 ..."; nothing for
+// a one-GPU problem.
+void AppendProfileRank(const v1::ProfileReport& p, absl::string_view indent,
+                       std::string* out);
+
 // One delta's values: "12.3 us -> 10.1 us", "45.0% -> 61.2%".
 std::string FormatDeltaValues(const v1::MetricDelta& delta);
 

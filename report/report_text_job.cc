@@ -283,6 +283,7 @@ void AppendProfile(const v1::ProfileReport& p, std::string* out) {
     absl::StrAppend(out, " (", p.shape(), ", ", FormatDimMap(p.dims()), ")");
   }
   absl::StrAppend(out, ":\n");
+  AppendProfileRank(p, "  ", out);
   int index = 0;
   for (const v1::LaunchProfile& l : p.launches()) {
     ++index;

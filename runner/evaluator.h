@@ -26,7 +26,8 @@
 //
 // A job whose problem spans GPUs takes another path (RunRanked): the
 // check on every rank, by RankedChecker, with the ranks' contexts made
-// per job (RankGroup).
+// per job (RankGroup), the timing on every rank (RankedTimer) and the
+// profile of rank 0.
 //
 // Ownership: borrows the DeviceContext; owns the compiler (for the
 // manifest's options), the L2 flusher and the stream blocker, which it
@@ -86,17 +87,17 @@ class Evaluator {
   absl::Status RunChecked(const v1::RunnerJob& job, const ProgressFn& progress,
                           v1::JobResult* result);
   // A job whose problem spans GPUs (evaluator_ranked.cc): its check on
-  // every rank (RankedChecker) and, for a submit, its timing against the
-  // baseline on every rank (TimeRanked); a sanitize job is the check (run
-  // under compute-sanitizer by kbworker); profile ends UNIMPLEMENTED (not
-  // built yet).
+  // every rank (RankedChecker) and, for a submit or a profile, its timing
+  // against the baseline on every rank (TimeRanked); a sanitize job is the
+  // check (run under compute-sanitizer by kbworker).
   absl::Status RunRanked(const v1::RunnerJob& job, const std::string& cubin,
                          const ProgressFn& progress, v1::JobResult* result);
-  // The timing of a submit of such a problem (RankedTimer) at the job's
-  // timing shape, with the candidate loaded afresh on every rank from
-  // `cubin`; `gathered_job` is the job with its problem gathered
+  // The timing of a submit or profile of such a problem (RankedTimer) at
+  // the job's timing shape, with the candidate loaded afresh on every rank
+  // from `cubin`; `gathered_job` is the job with its problem gathered
   // (GatheredProblem), `golden` the golden on rank 0. Sets `wrong` when
-  // the timed runs' output was wrong.
+  // the timed runs' output was wrong. A profile then adds rank 0's
+  // (PlanProfiler on rank 0's plan alone, beside rank 0's baseline).
   absl::Status TimeRanked(const v1::RunnerJob& job,
                           const v1::RunnerJob& gathered_job,
                           const std::string& cubin, const ParsedPlan& parsed,

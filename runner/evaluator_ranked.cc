@@ -17,6 +17,7 @@
 #include "runner/evaluator.h"
 #include "runner/host/shape_plans.h"
 #include "runner/profile/kernel_activity.h"
+#include "runner/profile/plan_profiler.h"
 #include "runner/reference/baseline_pipeline.h"
 #include "runner/reference/golden_kernel_reference.h"
 #include "runner/reference/nccl_gather.h"
@@ -42,6 +43,42 @@ absl::Status LoadOnEveryRank(RankGroup* ranks, const std::string& cubin,
   return ranks->Select(0);
 }
 
+// Makes the baseline's pipeline on every rank, its collective step on
+// `gather`.
+absl::Status MakeBaselines(const v1::RunnerJob& job, RankGroup* ranks,
+                           Collective* gather,
+                           PerRank<BaselinePipeline>* baselines) {
+  for (int r = 0; r < ranks->world_size(); ++r) {
+    RETURN_IF_ERROR(ranks->Select(r));
+    BaselinePipeline::Source source{&job.problem().baseline(), "baseline",
+                                    &job.baseline_cubin(),
+                                    &job.baseline_plan()};
+    source.gather = gather;
+    source.rank = r;
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<BaselinePipeline> b,
+        BaselinePipeline::Create(job.problem(), source, ranks->ctx(r)));
+    baselines->Add(std::move(b));
+  }
+  return ranks->Select(0);
+}
+
+// The reference whose counters a profile of one rank reads: that rank's
+// baseline pipeline (PlanCounters reads only Eager()). Borrows it.
+class RankBaseline : public ReferenceOp {
+ public:
+  explicit RankBaseline(EagerPipeline* eager) : eager_(eager) {}
+  absl::Status DeviceGolden(const TensorSet&, GoldenBuffers*) override {
+    return absl::InternalError(
+        "one rank's baseline has no golden: a problem that spans GPUs has "
+        "its golden computed from the gathered inputs");
+  }
+  EagerPipeline* Eager() override { return eager_; }
+
+ private:
+  EagerPipeline* eager_;
+};
+
 }  // namespace
 
 absl::Status Evaluator::RunRanked(const v1::RunnerJob& job,
@@ -51,15 +88,15 @@ absl::Status Evaluator::RunRanked(const v1::RunnerJob& job,
   const v1::Problem& problem = job.problem();
   const int world = problem.world_size();
   // A sanitize job is the check, run under compute-sanitizer by kbworker
-  // (every rank's kernels are instrumented).
+  // (every rank's kernels are instrumented); a profile adds the submit's
+  // timing and rank 0's counters.
   if (job.kind() != v1::JOB_KIND_CORRECTNESS &&
       job.kind() != v1::JOB_KIND_SUBMIT &&
-      job.kind() != v1::JOB_KIND_SANITIZE) {
-    return absl::UnimplementedError(absl::StrCat(
-        "problem '", problem.name(), "' spans ", world,
-        " GPUs; profiling such a problem is not built yet "
-        "(docs/multi-gpu.md): check the kernel with check_kernel, sanitize "
-        "it with sanitize_kernel and time it with submit"));
+      job.kind() != v1::JOB_KIND_SANITIZE &&
+      job.kind() != v1::JOB_KIND_PROFILE) {
+    return absl::InternalError(absl::StrCat("a runner job of kind ",
+                                            v1::JobKind_Name(job.kind()),
+                                            " runs no kernel"));
   }
   if (job.world_size() != world) {
     return absl::InternalError(absl::StrCat(
@@ -109,7 +146,7 @@ absl::Status Evaluator::RunRanked(const v1::RunnerJob& job,
     result->set_message(result->correctness().message());
     return absl::OkStatus();
   }
-  if (job.kind() == v1::JOB_KIND_SUBMIT) {
+  if (job.kind() == v1::JOB_KIND_SUBMIT || job.kind() == v1::JOB_KIND_PROFILE) {
     std::string wrong;
     // Fresh modules, so device globals set during the check start over.
     modules.Clear();
@@ -145,36 +182,27 @@ absl::Status Evaluator::TimeRanked(const v1::RunnerJob& job,
   // The baseline on every rank, its all-gather shared by the ranks: NCCL's
   // where it runs, else an all-gather by peer reads standing in.
   std::unique_ptr<Collective> gather;
+  bool nccl = false;
   if (BaselinePipeline::HasCollective(problem.baseline())) {
     std::vector<int> devices(world);
     for (int r = 0; r < world; ++r) devices[r] = ranks->device(r);
-    absl::StatusOr<std::unique_ptr<NcclGather>> nccl =
+    absl::StatusOr<std::unique_ptr<NcclGather>> made =
         NcclGather::Create(devices);
     RETURN_IF_ERROR(ranks->Select(0));
-    if (nccl.ok()) {
-      gather = *std::move(nccl);
+    if (made.ok()) {
+      gather = *std::move(made);
+      nccl = true;
     } else {
       spdlog::info("the baseline's all-gather is not NCCL's: {}",
-                   std::string(nccl.status().message()));
+                   std::string(made.status().message()));
       gather = std::make_unique<PeerGather>(
-          world, std::string(nccl.status().message()));
+          world, std::string(made.status().message()));
     }
   } else {
     gather = std::make_unique<PeerGather>(world, "");
   }
   PerRank<BaselinePipeline> baselines(ranks);
-  for (int r = 0; r < world; ++r) {
-    RETURN_IF_ERROR(ranks->Select(r));
-    BaselinePipeline::Source source{&problem.baseline(), "baseline",
-                                    &job.baseline_cubin(),
-                                    &job.baseline_plan()};
-    source.gather = gather.get();
-    source.rank = r;
-    ASSIGN_OR_RETURN(std::unique_ptr<BaselinePipeline> b,
-                     BaselinePipeline::Create(problem, source, ranks->ctx(r)));
-    baselines.Add(std::move(b));
-  }
-  RETURN_IF_ERROR(ranks->Select(0));
+  RETURN_IF_ERROR(MakeBaselines(job, ranks, gather.get(), &baselines));
   ASSIGN_OR_RETURN(
       std::unique_ptr<RankedRuns> runs,
       RankedRuns::Create(ranks, modules.ptrs(), plans, &gathered, dims));
@@ -195,7 +223,47 @@ absl::Status Evaluator::TimeRanked(const v1::RunnerJob& job,
         t.dtype() == v1::DTYPE_BF16 || t.dtype() == v1::DTYPE_FP16;
   }
   timed.progress = progress;
-  return timer->Run(timed, result->mutable_timing(), wrong);
+  RETURN_IF_ERROR(timer->Run(timed, result->mutable_timing(), wrong));
+  if (job.kind() != v1::JOB_KIND_PROFILE || !wrong->empty()) {
+    return absl::OkStatus();
+  }
+
+  // The profile: rank 0's plan alone, its peers' inputs in place (what
+  // Nsight Compute counts of one rank, serializing kernels). NCCL's
+  // all-gather would wait there for the other ranks, so the baseline
+  // counted beside it gathers by peer reads.
+  std::unique_ptr<PeerGather> alone;
+  PerRank<BaselinePipeline> counted(ranks);
+  EagerPipeline* rank0_baseline = baselines.at(0);
+  if (nccl) {
+    alone = std::make_unique<PeerGather>(
+        world,
+        "NCCL's waits for every rank, and the counters run rank 0 alone");
+    RETURN_IF_ERROR(MakeBaselines(job, ranks, alone.get(), &counted));
+    for (int r = 0; r < world; ++r) {
+      RETURN_IF_ERROR(ranks->Select(r));
+      RETURN_IF_ERROR(counted.at(r)->Prepare(runs->tensors(r)));
+    }
+    RETURN_IF_ERROR(ranks->Select(0));
+    rank0_baseline = counted.at(0);
+  }
+  RankBaseline reference(rank0_baseline);
+  PlanProfiler::Params profiled;
+  profiled.job = &job;
+  profiled.dims = &dims;
+  profiled.where = absl::StrCat(timed.where, ", rank 0 of ", world);
+  profiled.cubin = &cubin;
+  profiled.module = modules.at(0);
+  profiled.tensors = &runs->tensors(0);
+  profiled.bound = runs->bound(0);
+  profiled.reference = &reference;
+  profiled.progress = progress;
+  profiled.work = &gathered;
+  profiled.work_share = 1.0 / world;
+  profiled.rank = 0;
+  profiled.world_size = world;
+  profiled.peers = runs->Peers();
+  return profiler_->Run(profiled, result->timing(), result->mutable_profile());
 }
 
 }  // namespace kbench

@@ -56,28 +56,31 @@ absl::StatusOr<std::unique_ptr<RankedRuns>> RankedRuns::Create(
     runs->bound_.push_back(std::move(bound));
   }
   // Every rank's workspaces exist now: bind the peer() arguments.
-  RankedRuns* self = runs.get();
-  auto lookup = [self](const std::string& name,
-                       int rank) -> absl::StatusOr<CUdeviceptr> {
-    if (rank < 0 || rank >= self->world_size()) {
-      return absl::InternalError(absl::StrCat("no rank ", rank));
-    }
-    if (const TensorSet::Tensor* t = self->ranks_[rank].Find(name)) {
-      return reinterpret_cast<CUdeviceptr>(t->buffer.get());
-    }
-    const CUdeviceptr ws = self->bound_[rank]->WorkspacePtr(name);
-    if (ws == 0) {
-      return absl::InternalError(absl::StrCat(
-          "rank ", rank, " has no tensor or workspace '", name, "'"));
-    }
-    return ws;
-  };
+  const BoundPlan::PeerLookup lookup = runs->Peers();
   for (std::unique_ptr<BoundPlan>& b : runs->bound_) {
     RETURN_IF_ERROR(b->BindPeers(lookup));
   }
   runs->sums_.resize(world);
   RETURN_IF_ERROR(ranks->Select(0));
   return runs;
+}
+
+BoundPlan::PeerLookup RankedRuns::Peers() const {
+  return
+      [this](const std::string& name, int rank) -> absl::StatusOr<CUdeviceptr> {
+        if (rank < 0 || rank >= world_size()) {
+          return absl::InternalError(absl::StrCat("no rank ", rank));
+        }
+        if (const TensorSet::Tensor* t = ranks_[rank].Find(name)) {
+          return reinterpret_cast<CUdeviceptr>(t->buffer.get());
+        }
+        const CUdeviceptr ws = bound_[rank]->WorkspacePtr(name);
+        if (ws == 0) {
+          return absl::InternalError(absl::StrCat(
+              "rank ", rank, " has no tensor or workspace '", name, "'"));
+        }
+        return ws;
+      };
 }
 
 absl::Status RankedRuns::Draw(uint64_t seed) {

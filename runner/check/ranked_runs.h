@@ -81,6 +81,10 @@ class RankedRuns {
                      const std::string& where, v1::TrialResult* trial,
                      int* failing_rank);
 
+  // Rank r's address of a tensor or workspace, for peer() arguments (a
+  // fresh copy of a rank's plan binds its peers with it). It borrows this.
+  BoundPlan::PeerLookup Peers() const;
+
   int world_size() const { return static_cast<int>(ranks_.size()); }
   BoundPlan* bound(int rank) { return bound_[rank].get(); }
   TensorSet& tensors(int rank) { return ranks_[rank]; }

@@ -306,7 +306,7 @@ absl::Status BoundPlan::LaunchOne(size_t i, cudaStream_t s) {
 absl::StatusOr<std::function<absl::Status()>> LoadBoundCopy(
     DeviceContext* ctx, const std::string& cubin, const v1::LaunchPlan& plan,
     const v1::Problem& problem, const ConcretePlan& cplan,
-    const TensorSet& tensors) {
+    const TensorSet& tensors, const BoundPlan::PeerLookup& peers) {
   struct Copy {
     std::unique_ptr<CandidateModule> module;
     std::unique_ptr<BoundPlan> bound;  // Destroyed first.
@@ -315,6 +315,7 @@ absl::StatusOr<std::function<absl::Status()>> LoadBoundCopy(
   ASSIGN_OR_RETURN(copy->module,
                    CandidateModule::Load(ctx, cubin, plan, problem));
   ASSIGN_OR_RETURN(copy->bound, copy->module->Bind(cplan, tensors));
+  if (peers) RETURN_IF_ERROR(copy->bound->BindPeers(peers));
   return [copy]() { return copy->bound->Enqueue(); };
 }
 

@@ -146,10 +146,13 @@ class BoundPlan {
 // and binding, the binding released first) alive as long as it lives. For
 // profilers that must see the module loaded after they are enabled
 // (PcSampler, SassLineCounters). `problem` and `tensors` must outlive it.
+// For one rank of a problem that spans GPUs, `peers` (copied) fills in the
+// plan's peer() arguments, as RankedRuns binds them.
 absl::StatusOr<std::function<absl::Status()>> LoadBoundCopy(
     DeviceContext* ctx, const std::string& cubin, const v1::LaunchPlan& plan,
     const v1::Problem& problem, const ConcretePlan& cplan,
-    const TensorSet& tensors);
+    const TensorSet& tensors,
+    const BoundPlan::PeerLookup& peers = BoundPlan::PeerLookup());
 
 }  // namespace kbench
 

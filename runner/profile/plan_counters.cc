@@ -87,16 +87,16 @@ absl::Status PlanCounters::AddLineLoads(const Candidate& candidate,
         "each kernel's sectors per request are still reported");
     return absl::OkStatus();
   }
+  if (candidate.job == nullptr) {
+    v1::MissingFigure* m = profile->add_missing();
+    m->set_figure("hot_lines.global_load_sectors_per_request");
+    m->set_reason(candidate.no_job_reason);
+    return absl::OkStatus();
+  }
   if (line_loads_ == nullptr) {
     LineLoadsChild::Options options;
     CUDA_RETURN_IF_ERROR(cudaGetDevice(&options.device), "reading the device");
     line_loads_ = std::make_unique<LineLoadsChild>(options);
-  }
-  if (candidate.job == nullptr) {
-    v1::MissingFigure* m = profile->add_missing();
-    m->set_figure("hot_lines.global_load_sectors_per_request");
-    m->set_reason("no job to run the SASS metrics on");
-    return absl::OkStatus();
   }
   // One child per kernel launch; a line's loads add up over launches.
   std::map<std::pair<std::string, int>, v1::SourceLine> per_line;

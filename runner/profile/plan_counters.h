@@ -57,8 +57,10 @@ class PlanCounters {
     // PC sampling (see PcSampler::Loader). Empty: no hot lines.
     PcSampler::Loader reload;
     // The job, for the child that counts global loads per line
-    // (line_loads.h). Null: hot lines without them.
+    // (line_loads.h). Null: hot lines without them, for the reason
+    // `no_job_reason` (reported among the missing figures).
     const v1::RunnerJob* job = nullptr;
+    std::string no_job_reason = "no job to run the SASS metrics on";
     // Identifies the reference's work (problem, shape, preset): its
     // counters are read once per key and reused, since the reference does
     // not change between profiles. Empty: read every time.

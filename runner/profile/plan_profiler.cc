@@ -45,6 +45,8 @@ absl::Status PlanProfiler::Run(const Params& params,
   const ProgressFn& progress = params.progress;
   progress(absl::StrCat("profiling each launch on ", where));
   profile->set_shape(job.timing_shape().name());
+  profile->set_rank(params.rank);
+  profile->set_world_size(params.world_size);
   profile->mutable_dims()->insert(dims.begin(), dims.end());
   RETURN_IF_ERROR(ProfileLaunches(params, profile));
   *profile->mutable_timing() = timing;
@@ -57,14 +59,21 @@ absl::Status PlanProfiler::Run(const Params& params,
   candidate.cubin = params.cubin;
   candidate.source = &job.source();
   candidate.filename = job.filename();
-  candidate.job = &job;
+  if (params.world_size > 1) {
+    candidate.no_job_reason = absl::StrCat(
+        "the per-line load counts run a kernel in a child process, without "
+        "the peers of rank ",
+        params.rank, "; its hot lines and their stalls are still reported");
+  } else {
+    candidate.job = &job;
+  }
   candidate.reload = [this, &params, &job]() {
     return LoadBoundCopy(ctx_, *params.cubin, job.plan(), job.problem(),
-                         params.bound->plan(), *params.tensors);
+                         params.bound->plan(), *params.tensors, params.peers);
   };
-  candidate.reference_key = absl::StrCat(ProtoDigest(job.problem()), "/",
-                                         ProtoDigest(job.timing_shape()), "/",
-                                         ProfilePresetName(preset));
+  candidate.reference_key = absl::StrCat(
+      ProtoDigest(job.problem()), "/", ProtoDigest(job.timing_shape()), "/",
+      ProfilePresetName(preset), "/rank ", params.rank, "/", params.world_size);
   return counters_.Add(preset, candidate, params.reference, profile);
 }
 
@@ -159,10 +168,13 @@ absl::Status PlanProfiler::ProfileLaunches(const Params& params,
       lp->set_waves(double(blocks) / (double(per_sm) * spec.sm_count()));
     }
   }
-  const v1::Problem& problem = params.job->problem();
+  const v1::Problem& problem =
+      params.work != nullptr ? *params.work : params.job->problem();
   const DimValues& dims = *params.dims;
-  ASSIGN_OR_RETURN(const double flops, ProblemFlops(problem, dims));
-  ASSIGN_OR_RETURN(const double bytes, ProblemMinBytes(problem, dims));
+  ASSIGN_OR_RETURN(double flops, ProblemFlops(problem, dims));
+  ASSIGN_OR_RETURN(double bytes, ProblemMinBytes(problem, dims));
+  flops *= params.work_share;
+  bytes *= params.work_share;
   profile->set_flops(flops);
   profile->set_min_bytes(bytes);
   const double t_s = profile->total().median_us() * 1e-6;

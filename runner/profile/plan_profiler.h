@@ -51,6 +51,20 @@ class PlanProfiler {
     BoundPlan* bound = nullptr;
     ReferenceOp* reference = nullptr;
     ProgressFn progress;
+    // The problem whose FLOPs and minimum bytes at `dims` the achieved
+    // rates count (null: the job's), and the share of them `bound` does:
+    // for one rank of a problem that spans R GPUs, the gathered problem
+    // and 1/R.
+    const v1::Problem* work = nullptr;
+    double work_share = 1;
+    // For a problem that spans GPUs: the rank `bound` is (its plan runs
+    // alone, its peers' inputs in place), of world_size, and its peer()
+    // addresses, which the fresh copies of PC sampling bind. The child
+    // that counts loads per line does not run then: it would run the plan
+    // without its peers. world_size 0: a one-GPU problem.
+    int rank = 0;
+    int world_size = 0;
+    BoundPlan::PeerLookup peers;
   };
 
   PlanProfiler(DeviceContext* ctx, L2Flusher* flusher, StreamBlocker* blocker);

@@ -140,15 +140,6 @@ absl::StatusOr<JobService::Prepared> JobService::Prepare(
   if (problem_name.empty()) problem_name = options_.default_problem;
   ASSIGN_OR_RETURN(p.problem, problems_->Find(problem_name));
   p.request.set_problem(problem_name);
-  if (SpansGpus(*p.problem) && kind == v1::JOB_KIND_PROFILE) {
-    // Refused here rather than after a gang of GPUs was held for it.
-    return absl::UnimplementedError(absl::StrCat(
-        "problem '", problem_name, "' spans ", p.problem->world_size(),
-        " GPUs; profiling such a problem is not built yet "
-        "(docs/multi-gpu.md). check_kernel checks the kernel on every rank, "
-        "sanitize_kernel runs that check under compute-sanitizer, and submit "
-        "checks it and times it against the baseline on every rank"));
-  }
   // The timer tells a candidate's kernels from its baselines' by their
   // names where their order does not (CUPTI's records name a kernel, not
   // its module): the names must differ.

@@ -1,5 +1,6 @@
 #include "server/core/result_check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -411,6 +412,16 @@ absl::Status CheckWorkerResult(const v1::RunnerJob& job,
   if (kind == v1::JOB_KIND_PROFILE && result.has_profile()) {
     const v1::ProfileReport& p = result.profile();
     RETURN_IF_ERROR(CheckStats("profile.total", p.total(), false, 0));
+    // The counted rank must be one of the job's (world_size 0: one GPU).
+    const int world =
+        job.problem().world_size() > 1 ? job.problem().world_size() : 0;
+    if (p.world_size() != world || p.rank() < 0 ||
+        p.rank() >= std::max(1, world)) {
+      return Bad(absl::StrCat(
+          "profile.rank ", p.rank(), " of world_size ", p.world_size(),
+          " is not a rank of the job, whose problem spans ", std::max(1, world),
+          world > 0 ? " GPUs" : " GPU"));
+    }
     if (p.has_timing()) {
       RETURN_IF_ERROR(
           CheckTiming("profile.timing", p.timing(), job, passed, limits));

@@ -292,6 +292,15 @@ TEST(ResultCheckTest, ForgedOrBrokenResultsAreRefused) {
       {"timing on a correctness job", v1::JOB_KIND_CORRECTNESS,
        [](v1::JobResult* r) { r->mutable_timing()->set_speedup(1000); },
        "timing report"},
+      {"profile of a rank a one-GPU job has not", v1::JOB_KIND_PROFILE,
+       [](v1::JobResult* r) {
+         r->mutable_profile()->set_rank(1);
+         r->mutable_profile()->set_world_size(2);
+       },
+       "profile.rank 1 of world_size 2 is not a rank of the job"},
+      {"profile of a negative rank", v1::JOB_KIND_PROFILE,
+       [](v1::JobResult* r) { r->mutable_profile()->set_rank(-1); },
+       "profile.rank -1"},
       {"profile on a submit", v1::JOB_KIND_SUBMIT,
        [](v1::JobResult* r) { r->mutable_profile()->set_preset("full"); },
        "not a profile job"},

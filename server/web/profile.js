@@ -69,7 +69,8 @@ function profileCard(found) {
   const missing = (p.missing || []).map((m) => (m.figure || '?') + ' (' + (m.reason || '') + ')');
   return section('Profile', attrs,
     h('p', { class: 'card-sub' }, 'turn ' + num(found.turn.seq) + ' · preset ' + (p.preset || '?') + ' · ' +
-      num(p.passes) + ' replay passes per kernel · ' + fixed(num(p.counters_ms), 0) + ' ms of counters'),
+      num(p.passes) + ' replay passes per kernel · ' + fixed(num(p.counters_ms), 0) + ' ms of counters' +
+      (num(p.world_size) > 1 ? ' · rank ' + num(p.rank) + ' of ' + num(p.world_size) + ', run alone' : '')),
     p.counters_unavailable ? h('p', { class: 'warn' }, 'Counters unavailable: ' + p.counters_unavailable) : null,
     facts([
       ['headroom', hr && num(hr.floor_us) > 0 ? hr.note || '' : '—'],

@@ -4,9 +4,10 @@
 // stream and buffers, peers' buffers passed through peer(NAME, RANK).
 // What the lent one-GPU machines can show of the multi-rank runner: the
 // placement of every tensor, the gathered golden, peer reads and writes,
-// and the kernel that reads only its own shard failing; and a submit
-// timed on both ranks against the baseline (its all-gather by peer
-// reads). Peer access between distinct GPUs needs a multi-GPU machine.
+// and the kernel that reads only its own shard failing; a submit timed
+// on both ranks against the baseline (its all-gather by peer reads); and
+// a profile counting rank 0's kernels alone. Peer access between distinct
+// GPUs needs a multi-GPU machine.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -140,7 +141,7 @@ class RankedCheckTest : public DeviceTest {
     job.set_trials(3);
     job.set_seed(++seed_);
     job.set_budget_ms(60000);
-    if (kind == v1::JOB_KIND_SUBMIT) {
+    if (kind == v1::JOB_KIND_SUBMIT || kind == v1::JOB_KIND_PROFILE) {
       job.set_timing_set("default");
       *job.mutable_timing_shape() = *shape;
       job.mutable_stopping()->set_min_samples(20);
@@ -206,12 +207,50 @@ TEST_F(RankedCheckTest, ALaunchRefusedOnOneRankIsRejected) {
   EXPECT_EQ(Run(Job(kPeerRead)).verdict(), v1::VERDICT_PASSED);
 }
 
-TEST_F(RankedCheckTest, AProfileEndsUnimplemented) {
-  const v1::JobResult r = Run(Job(kPeerRead, 1000, v1::JOB_KIND_PROFILE));
-  EXPECT_EQ(r.verdict(), v1::VERDICT_ERROR);
-  EXPECT_EQ(r.error().code(),
-            static_cast<int>(absl::StatusCode::kUnimplemented));
-  EXPECT_THAT(r.message(), HasSubstr("check_kernel"));
+// A profile times as a submit does, then counts rank 0's plan alone, its
+// peer's shard in place, beside rank 0's baseline.
+TEST_F(RankedCheckTest, AProfileCountsRankZeroAlone) {
+  ctx_->mutable_spec()->set_datasheet_memory_gbps(3350);
+  v1::RunnerJob job = Job(kPeerRead, 1 << 20, v1::JOB_KIND_PROFILE);
+  job.set_profile_preset("full");
+  const v1::JobResult r = Run(job);
+  ASSERT_EQ(r.verdict(), v1::VERDICT_PASSED) << r.message();
+  const v1::ProfileReport& p = r.profile();
+  EXPECT_EQ(p.rank(), 0);
+  EXPECT_EQ(p.world_size(), 2);
+  // The timing is the submit's, on both ranks.
+  EXPECT_GE(p.timing().kernel().n(), 20);
+  EXPECT_GT(p.timing().kernel_gpu().n(), 0) << p.timing().gpu_time_note();
+  EXPECT_EQ(r.timing().kernel().median_us(), p.timing().kernel().median_us());
+  ASSERT_EQ(p.launches_size(), 1);
+  EXPECT_EQ(p.launches(0).entry(), "gather");
+  EXPECT_GT(p.total().median_us(), 0);
+  // Rank 0's share of the 16 MiB the two ranks move at least.
+  EXPECT_DOUBLE_EQ(p.min_bytes(), 8.0 * (1 << 20));
+  ASSERT_TRUE(p.counters_unavailable().empty()) << p.counters_unavailable();
+  const v1::CounterProfile& c = p.launches(0).counters();
+  // Both 4 MiB shards read once, from a cold L2 (on one GPU the peer's
+  // shard is local memory).
+  EXPECT_GT(c.dram_read_bytes(), 0.9 * (8 << 20));
+  EXPECT_LT(c.dram_read_bytes(), 1.2 * (8 << 20));
+  // Rank 0's baseline: the gather by peer reads, then the copy.
+  EXPECT_EQ(p.reference_launches_size(), 2);
+  // PC sampling loaded a fresh copy bound to the peer's shard; the per-line
+  // load counts, which run in a child without the peers, say why not.
+  bool line_loads_said = false;
+  for (const v1::MissingFigure& m : p.missing()) {
+    EXPECT_NE(m.figure(), "hot_lines") << m.reason();
+    if (m.figure() == "hot_lines.global_load_sectors_per_request") {
+      EXPECT_THAT(m.reason(), HasSubstr("without the peers of rank 0"));
+      line_loads_said = true;
+    }
+  }
+  EXPECT_TRUE(line_loads_said);
+  std::printf(
+      "profiled rank 0 of 2: %d launches, total %.2f us, DRAM read %.0f "
+      "bytes, %d passes, %lld PC samples, %d hot lines\n",
+      p.launches_size(), p.total().median_us(), c.dram_read_bytes(), p.passes(),
+      static_cast<long long>(p.pc_samples()), p.hot_lines_size());
 }
 
 // kbworker runs a sanitize job under compute-sanitizer; in the runner it

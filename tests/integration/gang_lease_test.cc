@@ -6,8 +6,8 @@
 // is leased to both as a gang: the leader runs it in a runner that sees
 // both GPUs, in rank order, while the other is parked; both then serve
 // one-GPU jobs again. A submit of it runs as a gang and is timed, a
-// sanitize runs the leader's compute-sanitizer (a stand-in) on both GPUs;
-// a profile is refused at once with UNIMPLEMENTED (not built).
+// sanitize runs the leader's compute-sanitizer (a stand-in) on both GPUs,
+// and a profile runs as a gang, its counters those of rank 0 of 2.
 // GPUs without peer access between them are shown so and never ganged.
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
@@ -108,6 +108,12 @@ class GangLeaseTest : public ::testing::Test {
       job = Get(id);
     }
     return job;
+  }
+  // Submits the fixture's example as a `kind` job and waits for its end.
+  v1::Job RunExample(v1::JobKind kind) {
+    const std::string id = Submit("allgather_fp32", Example(), kind);
+    return WaitFor(
+        id, [](const v1::Job& j) { return j.stage() == v1::STAGE_DONE; });
   }
   // A stand-in compute-sanitizer: notes the GPUs it was given in
   // `visible`, writes a clean log and an empty result, exits 0.
@@ -222,10 +228,7 @@ TEST_F(GangLeaseTest, AGangJobWaitsForTwoGpusOfOneHostThenRunsOnBoth) {
       << gpu1->Stderr();
 
   // A submit runs as a gang too, and comes back timed.
-  const std::string submitted =
-      Submit("allgather_fp32", Example(), v1::JOB_KIND_SUBMIT);
-  const v1::Job timed = WaitFor(
-      submitted, [](const v1::Job& j) { return j.stage() == v1::STAGE_DONE; });
+  const v1::Job timed = RunExample(v1::JOB_KIND_SUBMIT);
   ASSERT_EQ(timed.stage(), v1::STAGE_DONE) << timed.DebugString();
   EXPECT_EQ(timed.result().verdict(), v1::VERDICT_PASSED)
       << timed.result().message();
@@ -235,10 +238,7 @@ TEST_F(GangLeaseTest, AGangJobWaitsForTwoGpusOfOneHostThenRunsOnBoth) {
 
   // A sanitize runs as a gang: the leader's compute-sanitizer (a stand-in
   // here) is given both GPUs, once per tool.
-  const std::string sanitized =
-      Submit("allgather_fp32", Example(), v1::JOB_KIND_SANITIZE);
-  const v1::Job clean = WaitFor(
-      sanitized, [](const v1::Job& j) { return j.stage() == v1::STAGE_DONE; });
+  const v1::Job clean = RunExample(v1::JOB_KIND_SANITIZE);
   ASSERT_EQ(clean.stage(), v1::STAGE_DONE) << clean.DebugString();
   EXPECT_EQ(clean.worker_id(), "node-1:gpu0");
   EXPECT_EQ(clean.result().verdict(), v1::VERDICT_PASSED)
@@ -255,18 +255,15 @@ TEST_F(GangLeaseTest, AGangJobWaitsForTwoGpusOfOneHostThenRunsOnBoth) {
     EXPECT_EQ(runs, 3);
   }
 
-  // A profile is refused at once, before a gang is held for it, saying
-  // what is not built and what works.
-  v1::SubmitJobRequest req;
-  req.set_kind(v1::JOB_KIND_PROFILE);
-  req.mutable_kernel()->set_problem("allgather_fp32");
-  req.mutable_kernel()->set_source(Example());
-  v1::SubmitJobResponse resp;
-  grpc::ClientContext ctx;
-  const grpc::Status s = stub_->SubmitJob(&ctx, req, &resp);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED);
-  EXPECT_THAT(s.error_message(), HasSubstr("profiling such a problem"));
-  EXPECT_THAT(s.error_message(), HasSubstr("sanitize_kernel runs that check"));
+  // A profile runs as a gang too: timed on both GPUs, counted on rank 0.
+  const v1::Job counted = RunExample(v1::JOB_KIND_PROFILE);
+  ASSERT_EQ(counted.stage(), v1::STAGE_DONE) << counted.DebugString();
+  EXPECT_EQ(counted.result().message(),
+            "2 ranks (fake) on CUDA_VISIBLE_DEVICES=0,1");
+  EXPECT_EQ(counted.gang_worker_ids_size(), 2);
+  EXPECT_EQ(counted.result().profile().rank(), 0);
+  EXPECT_EQ(counted.result().profile().world_size(), 2);
+  EXPECT_GT(counted.result().profile().timing().kernel().n(), 0);
 
   // Both serve one-GPU jobs again.
   const std::string example =
