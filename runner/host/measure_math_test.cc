@@ -121,6 +121,18 @@ TEST(StoppingCriterionTest, DoneWhenTheMediansRelStderrReachesTarget) {
                     HasSubstr("<= 0.50%"), HasSubstr("after 20 samples")));
 }
 
+TEST(StoppingCriterionTest, BatchesFitAQuarterOfTheTimeLimit) {
+  // 8 rounds of 2 ms fit a quarter of 1 s; 10 ms rounds: 25; 100 ms: 2.
+  EXPECT_EQ(BatchWithinLimit(8, 2, 1000), 8);
+  EXPECT_EQ(BatchWithinLimit(32, 10, 1000), 25);
+  EXPECT_EQ(BatchWithinLimit(8, 100, 1000), 2);
+  // A round longer than the quarter still runs, one at a time.
+  EXPECT_EQ(BatchWithinLimit(8, 400, 1000), 1);
+  // Unknown round time, or a batch below 1.
+  EXPECT_EQ(BatchWithinLimit(8, 0, 1000), 8);
+  EXPECT_EQ(BatchWithinLimit(0, 2, 1000), 1);
+}
+
 TEST(StoppingCriterionTest, RelMedianStderrFromTheOrderStatistics) {
   std::vector<double> v;
   for (int i = 100; i >= 1; --i) v.push_back(i);  // Any order.

@@ -70,6 +70,17 @@ double Ratio(const v1::Stats& reference, const v1::Stats& kernel) {
 
 }  // namespace
 
+std::string DescribeTimedOutputWrong(absl::string_view which,
+                                     absl::string_view where,
+                                     const v1::TrialResult& check) {
+  return absl::StrFormat(
+      "the output of the timed runs was wrong (%s) on %s: %d of %d outputs "
+      "outside tolerance (max abs error %.3g, rel-norm error %.3g, %d NaN or "
+      "unwritten). The kernel must compute the full result on every call",
+      which, where, check.mismatches(), check.elements(), check.max_abs_error(),
+      check.rel_norm_error(), check.nan_count());
+}
+
 void AddGpuTimeNote(v1::TimingReport* t, absl::string_view why) {
   std::string* note = t->mutable_gpu_time_note();
   absl::StrAppend(note, note->empty() ? "" : "; ", why);

@@ -48,6 +48,15 @@ std::string DescribeRunDiff(const RunDiff& diff, int64_t n,
 // speedup_vs_expert on that basis (0 without an expert baseline).
 void SetSpeedups(v1::TimingReport* t);
 
+// The verdict message of a kernel whose output was wrong after timing:
+// "the output of the timed runs was wrong (WHICH) on WHERE: N of M outputs
+// outside tolerance (...). The kernel must compute the full result on
+// every call". `which` says which run was judged, `where` the shape (and,
+// for a problem that spans GPUs, the rank).
+std::string DescribeTimedOutputWrong(absl::string_view which,
+                                     absl::string_view where,
+                                     const v1::TrialResult& check);
+
 // Appends one reason a GPU-time basis is missing to t->gpu_time_note.
 void AddGpuTimeNote(v1::TimingReport* t, absl::string_view why);
 

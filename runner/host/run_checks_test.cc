@@ -233,6 +233,23 @@ TEST(RunChecksTest, FloorUsesTheFasterOfMeasuredAndDatasheet) {
               HasSubstr("impossible: faster than the physical floor"));
 }
 
+TEST(RunChecksTest, TimedOutputWrongGivesTheFiguresAndWhatToDo) {
+  v1::TrialResult check;
+  check.set_mismatches(12);
+  check.set_elements(4096);
+  check.set_max_abs_error(0.5);
+  check.set_rel_norm_error(0.0625);
+  check.set_nan_count(3);
+  EXPECT_EQ(
+      DescribeTimedOutputWrong("the last timed run",
+                               "default/n4096 (N=4096), rank 1 of 2", check),
+      "the output of the timed runs was wrong (the last timed run) on "
+      "default/n4096 (N=4096), rank 1 of 2: 12 of 4096 outputs outside "
+      "tolerance (max abs error 0.5, rel-norm error 0.0625, 3 NaN or "
+      "unwritten). The kernel must compute the full result on every "
+      "call");
+}
+
 TEST(RunChecksTest, ThrottleNote) {
   EXPECT_EQ(ThrottleNote(1980, 1975, 1980), "");
   EXPECT_EQ(ThrottleNote(0, 0, 1980), "");

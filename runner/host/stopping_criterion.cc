@@ -98,4 +98,11 @@ std::string StoppingCriterion::Reason(double elapsed_ms) const {
   return "not done";
 }
 
+int BatchWithinLimit(int batch, double per_round_ms, double max_time_ms) {
+  batch = std::max(1, batch);
+  if (per_round_ms <= 0) return batch;
+  const double fit = max_time_ms / 4 / per_round_ms;
+  return fit < batch ? std::max(1, static_cast<int>(fit)) : batch;
+}
+
 }  // namespace kbench

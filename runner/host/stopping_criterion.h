@@ -76,6 +76,13 @@ class StoppingCriterion {
   mutable double checked_error_ = 0;  // The estimate.
 };
 
+// The runs of each workload to queue behind one stream blocker: at most
+// `batch` (at least 1), and few enough that a batch takes at most a
+// quarter of `max_time_ms`, one round of every workload having taken
+// `per_round_ms` in warm-up. Slow kernels get batches of 1, so that the
+// time limit is not overrun by a batch; 0 or less: unknown, `batch`.
+int BatchWithinLimit(int batch, double per_round_ms, double max_time_ms);
+
 // The relative standard error of the median of `samples`, without
 // assuming a distribution: the rank of a sample median has a standard
 // deviation of sqrt(n) / 2, so half the distance between the order

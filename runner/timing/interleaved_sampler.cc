@@ -35,12 +35,8 @@ absl::StatusOr<InterleavedSampler::Result> InterleavedSampler::Run(
   CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s), "warming up");
   // Size batches so that one batch takes at most a quarter of the budget:
   // slow kernels get batches of 1, fast ones the configured size.
-  const double per_round_ms = elapsed_ms() / warmup;
-  int batch = std::max(1, options_.batch);
-  if (per_round_ms > 0) {
-    const double fit = options_.stop.max_time_ms / 4 / per_round_ms;
-    batch = std::max(1, std::min(batch, static_cast<int>(fit)));
-  }
+  const int batch = BatchWithinLimit(options_.batch, elapsed_ms() / warmup,
+                                     options_.stop.max_time_ms);
 
   ASSIGN_OR_RETURN(std::unique_ptr<EventTimer> timer,
                    EventTimer::Create(batch * nw));

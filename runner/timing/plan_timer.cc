@@ -405,13 +405,7 @@ absl::Status PlanTimer::Run(const Params& params, v1::TimingReport* timing,
     v1::TrialResult check;
     RETURN_IF_ERROR(CompareOutputs(problem, tensors, golden, s, &check));
     if (!check.passed()) {
-      *wrong_output = absl::StrFormat(
-          "the output of the timed runs was wrong (%s) on %s: %d of %d "
-          "outputs outside tolerance (max abs error %.3g, rel-norm error "
-          "%.3g, %d NaN or unwritten). The kernel must compute the full "
-          "result on every call",
-          which, where, check.mismatches(), check.elements(),
-          check.max_abs_error(), check.rel_norm_error(), check.nan_count());
+      *wrong_output = DescribeTimedOutputWrong(which, where, check);
     }
     return absl::OkStatus();
   };

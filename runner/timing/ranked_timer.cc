@@ -118,14 +118,11 @@ absl::Status RankedTimer::JudgeTimed(const Params& params, const char* which,
   RETURN_IF_ERROR(params.runs->Judge(params.golden, /*sanity=*/false,
                                      params.where, &check, &failing_rank));
   if (!check.passed()) {
-    *wrong = absl::StrFormat(
-        "the output of the timed runs was wrong (%s) on %s, rank %d of %d: "
-        "%d of %d outputs outside tolerance (max abs error %.3g, rel-norm "
-        "error %.3g, %d NaN or unwritten). The kernel must compute the full "
-        "result on every call",
-        which, params.where, failing_rank, ranks_->world_size(),
-        check.mismatches(), check.elements(), check.max_abs_error(),
-        check.rel_norm_error(), check.nan_count());
+    *wrong = DescribeTimedOutputWrong(
+        which,
+        absl::StrCat(params.where, ", rank ", failing_rank, " of ",
+                     ranks_->world_size()),
+        check);
   }
   return absl::OkStatus();
 }
@@ -211,12 +208,8 @@ absl::Status RankedTimer::Run(const Params& params, v1::TimingReport* timing,
   RETURN_IF_ERROR(warmed);
   RETURN_IF_ERROR(waited);
   // Batches of at most a quarter of the time limit.
-  const double per_round_ms = elapsed_ms() / kWarmup;
-  int batch = kBatch;
-  if (per_round_ms > 0) {
-    batch = std::max(1, std::min(batch, static_cast<int>(stop.max_time_ms / 4 /
-                                                         per_round_ms)));
-  }
+  const int batch =
+      BatchWithinLimit(kBatch, elapsed_ms() / kWarmup, stop.max_time_ms);
   std::vector<std::unique_ptr<EventTimer>> timers;
   for (int r = 0; r < world; ++r) {
     RETURN_IF_ERROR(ranks_->Select(r));
