@@ -87,6 +87,7 @@ void AppendTiming(const v1::TimingReport& t, const v1::GpuSpec& gpu,
                   t.kernel().n(), ", L2 ", t.l2_flushed() ? "cold" : "warm",
                   "): kernel ", FormatDuration(k), " vs reference ",
                   FormatDuration(r), " -> ", verdict, "\n");
+  if (!t.ranks().empty()) absl::StrAppend(out, FormatRankTimes(t), "\n");
   absl::StrAppend(out, "launches: ", t.kernel_launches(), " vs ",
                   t.reference_launches(), " (reference)",
                   t.kernel_launches() > 0

@@ -223,5 +223,35 @@ TEST(ReportTextTest, AProfileOfOneRankSaysWhoseCountersTheyAre) {
   EXPECT_THAT(AgentJobText(job), HasSubstr("\n" + expected + "launch "));
 }
 
+TEST(ReportTextTest, EachRanksOwnSpanIsShownForAProblemThatSpansGpus) {
+  v1::Job job = PassedSubmitJob();
+  v1::TimingReport* t = job.mutable_result()->mutable_timing();
+  EXPECT_EQ(FormatRankTimes(*t), "");
+  EXPECT_THAT(FormatJob(job), Not(HasSubstr("each rank")));
+  for (int r = 0; r < 2; ++r) {
+    v1::RankTiming* mine = t->add_ranks();
+    mine->set_rank(r);
+    mine->mutable_kernel()->set_median_us(9 + r);
+    mine->mutable_kernel()->set_n(40);
+    mine->mutable_reference()->set_median_us(30);
+    mine->mutable_reference()->set_n(40);
+    mine->mutable_kernel_gpu()->set_median_us(7.1 + r);
+    mine->mutable_kernel_gpu()->set_n(40);
+    mine->mutable_reference_gpu()->set_median_us(28.5);
+    mine->mutable_reference_gpu()->set_n(40);
+  }
+  const std::string gpu =
+      "each rank's own span (GPU time), kernel / reference: rank 0: 7.10 us "
+      "/ 28.5 us; rank 1: 8.10 us / 28.5 us";
+  EXPECT_EQ(FormatRankTimes(*t), gpu);
+  EXPECT_THAT(FormatJob(job), HasSubstr("\n  " + gpu + "\n  launches: "));
+  EXPECT_THAT(AgentJobText(job), HasSubstr("\n" + gpu + "\nlaunches: "));
+  // Without GPU times on every rank, the events.
+  t->mutable_ranks(1)->clear_kernel_gpu();
+  EXPECT_EQ(FormatRankTimes(*t),
+            "each rank's own span (events), kernel / reference: rank 0: 9.00 "
+            "us / 30.0 us; rank 1: 10.0 us / 30.0 us");
+}
+
 }  // namespace
 }  // namespace kbench

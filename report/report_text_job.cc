@@ -200,6 +200,28 @@ void AppendTimingBases(const v1::TimingReport& t, std::string* out) {
   }
 }
 
+}  // namespace
+
+std::string FormatRankTimes(const v1::TimingReport& t) {
+  if (t.ranks().empty()) return "";
+  bool gpu = true;
+  for (const v1::RankTiming& r : t.ranks()) {
+    gpu = gpu && r.kernel_gpu().n() > 0 && r.reference_gpu().n() > 0;
+  }
+  std::vector<std::string> parts;
+  for (const v1::RankTiming& r : t.ranks()) {
+    const v1::Stats& k = gpu ? r.kernel_gpu() : r.kernel();
+    const v1::Stats& ref = gpu ? r.reference_gpu() : r.reference();
+    parts.push_back(absl::StrCat("rank ", r.rank(), ": ",
+                                 FormatDuration(k.median_us()), " / ",
+                                 FormatDuration(ref.median_us())));
+  }
+  return absl::StrCat("each rank's own span (", gpu ? "GPU time" : "events",
+                      "), kernel / reference: ", absl::StrJoin(parts, "; "));
+}
+
+namespace {
+
 void AppendTiming(const v1::TimingReport& t, std::string* out) {
   absl::StrAppend(out, "timing");
   if (!t.shape().empty() || !t.dims().empty()) {
@@ -249,6 +271,9 @@ void AppendTiming(const v1::TimingReport& t, std::string* out) {
     }
   }
   AppendTimingBases(t, out);
+  if (!t.ranks().empty()) {
+    absl::StrAppend(out, "  ", FormatRankTimes(t), "\n");
+  }
   absl::StrAppend(out, "  launches: ", t.kernel_launches(), " vs ",
                   t.reference_launches(), " (reference)\n");
   absl::StrAppend(out, "  L2: ",

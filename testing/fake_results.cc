@@ -210,6 +210,13 @@ v1::JobResult PassResult(const v1::RunnerJob& job) {
         timing->set_speedup_vs_expert(9.6 / (0.8 * kernel_median));
       }
     }
+    // As kbrunner's RankedTimer: each rank's own span, within the joined.
+    for (int r = 0; r < job.world_size() && job.world_size() > 1; ++r) {
+      v1::RankTiming* mine = timing->add_ranks();
+      mine->set_rank(r);
+      *mine->mutable_kernel() = FakeStats(0.9 * kernel_median);
+      *mine->mutable_reference() = FakeStats(18.0);
+    }
     timing->set_l2_flushed(!job.timing_hot_l2());
     timing->set_stop_reason("fake runner: fixed 10 samples");
     timing->set_wall_ms(1.0);

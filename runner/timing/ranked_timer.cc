@@ -219,6 +219,9 @@ absl::Status RankedTimer::Run(const Params& params, v1::TimingReport* timing,
   }
   std::vector<StoppingCriterion> criteria(2, StoppingCriterion(stop));
   std::vector<std::vector<double>> samples(2);
+  // Each rank's own event spans, by rank and workload.
+  std::vector<std::vector<std::vector<double>>> rank_samples(
+      world, std::vector<std::vector<double>>(2));
   int round = 0, discarded = 0;
   auto done = [&] {
     const double ms = elapsed_ms();
@@ -261,6 +264,7 @@ absl::Status RankedTimer::Run(const Params& params, v1::TimingReport* timing,
       double us = 0;
       for (int r = 0; r < world; ++r) {
         ASSIGN_OR_RETURN(const double rank_us, timers[r]->ElapsedUs(slot));
+        rank_samples[r][slot % 2].push_back(rank_us);
         us = std::max(us, rank_us);
       }
       samples[slot % 2].push_back(us);
@@ -270,6 +274,8 @@ absl::Status RankedTimer::Run(const Params& params, v1::TimingReport* timing,
   const double wall_ms = elapsed_ms();
   RETURN_IF_ERROR(ranks_->Select(0));
 
+  // Each rank's own GPU spans, by rank and workload, where CUPTI gave them.
+  std::vector<std::vector<std::vector<double>>> rank_gpu(world);
   if (recording.ok()) {
     absl::StatusOr<std::vector<KernelActivity::Record>> records =
         activity.Stop();
@@ -299,6 +305,14 @@ absl::Status RankedTimer::Run(const Params& params, v1::TimingReport* timing,
         if (why.empty()) {
           *timing->mutable_kernel_gpu() = ComputeStats(us[0]);
           *timing->mutable_reference_gpu() = ComputeStats(us[1]);
+          for (int r = 0; r < world; ++r) {
+            std::string rank_why;
+            rank_gpu[r] =
+                JoinRankWindowsUs({by_rank[r]}, order, 2, kWarmup, &rank_why);
+            if (!rank_why.empty()) {
+              spdlog::warn("rank {}'s own GPU times: {}", r, rank_why);
+            }
+          }
         }
       }
       if (!why.empty()) why = absl::StrCat("no GPU times: ", why);
@@ -316,6 +330,17 @@ absl::Status RankedTimer::Run(const Params& params, v1::TimingReport* timing,
   *timing->mutable_kernel() = ComputeStats(samples[0]);
   *timing->mutable_reference() = ComputeStats(samples[1]);
   SetSpeedups(timing);
+  for (int r = 0; r < world; ++r) {
+    v1::RankTiming* mine = timing->add_ranks();
+    mine->set_rank(r);
+    *mine->mutable_kernel() = ComputeStats(rank_samples[r][0]);
+    *mine->mutable_reference() = ComputeStats(rank_samples[r][1]);
+    if (rank_gpu[r].size() == 2 && !rank_gpu[r][0].empty() &&
+        !rank_gpu[r][1].empty()) {
+      *mine->mutable_kernel_gpu() = ComputeStats(rank_gpu[r][0]);
+      *mine->mutable_reference_gpu() = ComputeStats(rank_gpu[r][1]);
+    }
+  }
   timing->set_kernel_launches(runs.bound(0)->launches());
   timing->set_reference_launches(params.baselines[0]->Launches());
   timing->set_reference_name(params.baselines[0]->Name());

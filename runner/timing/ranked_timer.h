@@ -15,7 +15,8 @@
 // time base; kernel_gpu / reference_gpu, and the speedup's basis); from
 // events, the slowest rank's span (events of two GPUs cannot be compared),
 // which also drives the stopping criterion. Under a profiler only the
-// events are there.
+// events are there. Each rank's own spans, on both bases, are reported
+// too (TimingReport.ranks), to show which rank is slow.
 //
 // After timing, the last timed run's output is judged on every rank, then
 // one more run on fresh inputs with the outputs poisoned: a kernel that

@@ -5,6 +5,7 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -148,6 +149,47 @@ absl::Status CheckExpert(absl::string_view what, const v1::TimingReport& t,
   return absl::OkStatus();
 }
 
+// Each rank's own figures (a problem that spans GPUs): one entry per rank,
+// in rank order, none for a one-GPU problem; a rank's median cannot exceed
+// the joined one, which is of every sample's slowest rank (events) or of
+// the span from the first rank's start to the last rank's end (GPU time).
+absl::Status CheckRanks(absl::string_view what, const v1::TimingReport& t,
+                        const v1::RunnerJob& job, bool measured,
+                        const ResultLimits& l) {
+  if (t.ranks().empty()) return absl::OkStatus();
+  const int world = job.problem().world_size();
+  if (world <= 1 || t.ranks_size() != world) {
+    return Bad(absl::StrCat(what, ".ranks has ", t.ranks_size(),
+                            " entries, but the job's problem spans ",
+                            std::max(1, world), world > 1 ? " GPUs" : " GPU"));
+  }
+  for (int r = 0; r < world; ++r) {
+    const v1::RankTiming& mine = t.ranks(r);
+    const std::string at = absl::StrCat(what, ".ranks[", r, "]");
+    if (mine.rank() != r) {
+      return Bad(absl::StrCat(at, ".rank is ", mine.rank(), ", not ", r));
+    }
+    const std::tuple<const char*, const v1::Stats*, const v1::Stats*, bool>
+        sides[] = {{".kernel", &mine.kernel(), &t.kernel(), measured},
+                   {".reference", &mine.reference(), &t.reference(), measured},
+                   {".kernel_gpu", &mine.kernel_gpu(), &t.kernel_gpu(), false},
+                   {".reference_gpu", &mine.reference_gpu(), &t.reference_gpu(),
+                    false}};
+    for (const auto& [field, stats, joined, required] : sides) {
+      const std::string name = absl::StrCat(at, field);
+      RETURN_IF_ERROR(
+          CheckStats(name, *stats, required, required ? l.min_time_us : 0));
+      if (stats->n() > 0 && !AtMost(stats->median_us(), joined->median_us())) {
+        return Bad(absl::StrFormat(
+            "%s median %g us is above the joined median %g us, which spans "
+            "every rank",
+            name, stats->median_us(), joined->median_us()));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckTiming(absl::string_view what, const v1::TimingReport& t,
                          const v1::RunnerJob& job, bool passed,
                          const ResultLimits& l) {
@@ -182,6 +224,7 @@ absl::Status CheckTiming(absl::string_view what, const v1::TimingReport& t,
     }
   }
   RETURN_IF_ERROR(CheckExpert(what, t, job, l));
+  RETURN_IF_ERROR(CheckRanks(what, t, job, measured, l));
   if (!measured) return absl::OkStatus();
   // The speedup divides the medians of the basis it names.
   const bool gpu = t.speedup_basis() == v1::TIMING_BASIS_GPU_TIME;

@@ -79,7 +79,9 @@ class JobView {
     ], 'wide')));
     const t = timingOf(job);
     if (t) {
+      const ranks = rankTable(t, job.gang_worker_ids);
       parts.push(section('Timing', null, h('div', { class: 'table-wrap' }, timingTable(t)),
+        ranks ? h('div', { class: 'table-wrap' }, h('h3', null, "Each rank's own span"), ranks) : null,
         facts([
           ['speedup', fixed(num(t.speedup), 2) + '×' + (speedupBasis(t) ? ' (' + speedupBasis(t) + ')' : '')],
           ['shape', (t.shape_set || '') + '/' + (t.shape || '') + ' ' + dimsText(t.dims)],

@@ -69,6 +69,24 @@ function timingTable(t) {
     h('tbody', null, rows));
 }
 
+// Each rank's own medians, for a problem that spans GPUs; null without.
+// `workers` are the gang's worker ids by rank (Job.gang_worker_ids).
+function rankTable(t, workers) {
+  const ranks = t.ranks || [];
+  if (!ranks.length) return null;
+  const median = (s) => (s && num(s.n) > 0 ? fmtUs(num(s.median_us)) : '—');
+  return h('table', { class: 'data compact ranks' },
+    h('thead', null, h('tr', null,
+      h('th', null, 'rank'), h('th', null, 'worker'),
+      h('th', { class: 'num' }, 'kernel (GPU time)'), h('th', { class: 'num' }, 'reference (GPU time)'),
+      h('th', { class: 'num' }, 'kernel (events)'), h('th', { class: 'num' }, 'reference (events)'))),
+    h('tbody', null, ranks.map((r) => h('tr', null,
+      h('td', null, String(num(r.rank))),
+      h('td', { class: 'mono small' }, (workers || [])[num(r.rank)] || '—'),
+      h('td', { class: 'num' }, median(r.kernel_gpu)), h('td', { class: 'num' }, median(r.reference_gpu)),
+      h('td', { class: 'num' }, median(r.kernel)), h('td', { class: 'num' }, median(r.reference))))));
+}
+
 function dimsText(dims) {
   if (!dims) return '';
   return Object.entries(dims).map(([k, v]) => k + '=' + v).join(' ');

@@ -296,6 +296,20 @@ TEST_F(RankedCheckTest, ASubmitIsTimedAgainstTheBaselineOnEveryRank) {
   // 16 MiB the two ranks move at least, on two GPUs' bandwidth: the floor.
   EXPECT_NEAR(t.floor_us(), 8.0 * (1 << 20) / 3350e3, 1e-6);
   EXPECT_GT(t.kernel().median_us(), t.floor_us());
+  // Each rank's own span, on both bases, within the joined one.
+  ASSERT_EQ(t.ranks_size(), 2);
+  for (const v1::RankTiming& mine : t.ranks()) {
+    EXPECT_EQ(mine.kernel().n(), t.kernel().n());
+    EXPECT_LE(mine.kernel().median_us(), t.kernel().median_us());
+    EXPECT_LE(mine.reference().median_us(), t.reference().median_us());
+    ASSERT_EQ(mine.kernel_gpu().n(), t.kernel_gpu().n());
+    EXPECT_GT(mine.kernel_gpu().median_us(), 0);
+    EXPECT_LE(mine.kernel_gpu().median_us(), t.kernel_gpu().median_us());
+    EXPECT_LE(mine.reference_gpu().median_us(), t.reference_gpu().median_us());
+    std::printf("rank %d's own span: kernel %.2f us (GPU), baseline %.2f us\n",
+                mine.rank(), mine.kernel_gpu().median_us(),
+                mine.reference_gpu().median_us());
+  }
   std::printf(
       "timed on 2 ranks: kernel %.2f us (events) %.2f us (GPU), baseline "
       "%.2f us (events) %.2f us (GPU), %d samples, stop: %s\n",

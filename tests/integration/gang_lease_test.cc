@@ -235,6 +235,10 @@ TEST_F(GangLeaseTest, AGangJobWaitsForTwoGpusOfOneHostThenRunsOnBoth) {
   EXPECT_EQ(timed.result().message(),
             "2 ranks (fake) on CUDA_VISIBLE_DEVICES=0,1");
   EXPECT_GT(timed.result().timing().kernel().n(), 0);
+  // Each rank's own span, which kbd checked against the joined one.
+  ASSERT_EQ(timed.result().timing().ranks_size(), 2);
+  EXPECT_EQ(timed.result().timing().ranks(1).rank(), 1);
+  EXPECT_GT(timed.result().timing().ranks(1).kernel().n(), 0);
 
   // A sanitize runs as a gang: the leader's compute-sanitizer (a stand-in
   // here) is given both GPUs, once per tool.
