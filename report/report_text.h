@@ -38,10 +38,10 @@ std::string FormatCompileReport(
 // error, compile, correctness, timing, profile, GPU and worker, log.
 std::string FormatJob(const v1::Job& job);
 
-// For a problem that spans GPUs, each rank's own medians, kernel and
-// reference, e.g. "each rank's own span (GPU time): rank 0: 7.10 us /
-// 18.2 us; rank 1: 7.30 us / 18.4 us": on GPU time where every rank has
-// it, else on events. "" when the timing has no ranks.
+// For a problem that spans GPUs, each rank's own medians, e.g. "each
+// rank's own span (GPU time), kernel / reference: rank 0: 7.10 us / 18.2
+// us; rank 1: 7.30 us / 18.4 us": on GPU time where every rank has it,
+// else on events. "" when the timing has no ranks.
 std::string FormatRankTimes(const v1::TimingReport& t);
 
 // One line for job lists: id, kind, stage, verdict, problem, created time
