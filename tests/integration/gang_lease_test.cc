@@ -154,24 +154,28 @@ TEST_F(GangLeaseTest, TheProblemShowsWhereItsTensorsLive) {
   EXPECT_THAT(resp.contract(), HasSubstr("Spans 2 GPUs of one host"));
 }
 
-TEST_F(GangLeaseTest, PeerArgumentsAreCheckedAtEveryRankOnSubmit) {
+TEST_F(GangLeaseTest, PeerArgumentsAreCheckedAtEveryRank) {
   auto gpu0 = Worker(0);
   WaitForWorkers(1);
   // Rank 1 would name rank 2, which does not exist: refused before any
-  // GPU is held, with the rank it fails at.
-  v1::SubmitJobRequest req;
-  req.set_kind(v1::JOB_KIND_CORRECTNESS);
-  req.mutable_kernel()->set_problem("allgather_fp32");
-  req.mutable_kernel()->set_source(
-      "// @kb launch g grid(N) block(1) args(peer(x, rank + 1), out, N)\n"
-      "extern \"C\" __global__ void g(const float* x, float* out, int N) "
-      "{}\n");
-  v1::SubmitJobResponse resp;
-  grpc::ClientContext ctx;
-  const grpc::Status s = stub_->SubmitJob(&ctx, req, &resp);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(s.error_message(), HasSubstr("rank=1 world_size=2"));
-  EXPECT_THAT(s.error_message(), HasSubstr("% world_size"));
+  // GPU is held, with the rank it fails at, for every kind of job.
+  for (v1::JobKind kind : {v1::JOB_KIND_CORRECTNESS, v1::JOB_KIND_SUBMIT,
+                           v1::JOB_KIND_PROFILE, v1::JOB_KIND_SANITIZE}) {
+    v1::SubmitJobRequest req;
+    req.set_kind(kind);
+    req.mutable_kernel()->set_problem("allgather_fp32");
+    req.mutable_kernel()->set_source(
+        "// @kb launch g grid(N) block(1) args(peer(x, rank + 1), out, N)\n"
+        "extern \"C\" __global__ void g(const float* x, float* out, int N) "
+        "{}\n");
+    v1::SubmitJobResponse resp;
+    grpc::ClientContext ctx;
+    const grpc::Status s = stub_->SubmitJob(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << v1::JobKind_Name(kind);
+    EXPECT_THAT(s.error_message(), HasSubstr("rank=1 world_size=2"));
+    EXPECT_THAT(s.error_message(), HasSubstr("% world_size"));
+  }
   // Wrapped, it is queued (for a gang).
   const std::string id = Submit(
       "allgather_fp32",
