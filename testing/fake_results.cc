@@ -16,7 +16,6 @@
 #include "contract/problem_util.h"
 
 namespace kbench {
-namespace {
 
 v1::Stats FakeStats(double median_us) {
   v1::Stats s;
@@ -29,6 +28,8 @@ v1::Stats FakeStats(double median_us) {
   s.set_rel_stderr(0.02 / 3.1623);
   return s;
 }
+
+namespace {
 
 // Counters, reference kernels and hot lines of a fake profile.
 void FillFakeCounters(const v1::RunnerJob& job, const v1::GpuSpec& spec,

@@ -21,6 +21,10 @@ namespace kbench {
 // of 4000 GB/s, 60 TFLOP/s and a 5 us launch floor.
 v1::GpuSpec FakeSpec();
 
+// Ten samples around `median_us`: mean 1.01x, min 0.97x, max 1.05x, std
+// 2% of it; what a steady kernel's timing looks like.
+v1::Stats FakeStats(double median_us);
+
 // The integer after `marker` in `source` (e.g. "FAKE_SLOW_MS=300"), or -1.
 int64_t MarkerValue(const std::string& source, absl::string_view marker);
 

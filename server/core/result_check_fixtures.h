@@ -10,6 +10,7 @@
 #include "kbench/v1/kbench.pb.h"
 #include "kbench/v1/report.pb.h"
 #include "kbench/v1/worker.pb.h"
+#include "testing/fake_results.h"
 
 namespace kbench {
 namespace result_check_fixtures {
@@ -47,17 +48,8 @@ inline v1::RunnerJob Job(v1::JobKind kind) {
   return job;
 }
 
-inline v1::Stats Stats(double median) {
-  v1::Stats s;
-  s.set_mean_us(median * 1.01);
-  s.set_median_us(median);
-  s.set_std_us(median * 0.02);
-  s.set_min_us(median * 0.97);
-  s.set_max_us(median * 1.05);
-  s.set_n(10);
-  s.set_rel_stderr(0.006);
-  return s;
-}
+// A steady timing around `median` us (the fake runner's).
+inline v1::Stats Stats(double median) { return FakeStats(median); }
 
 // What the fake runner sends for `job`: every shape passed and, for timed
 // kinds, a kernel of 10 us against a 20 us reference.
